@@ -1,0 +1,90 @@
+r"""posenc_core — every positional encoding a Transformer uses, as small pure NumPy functions.
+
+Absolute (added to the input):   :mod:`.positions`, :mod:`.sinusoidal`, :mod:`.learned`
+Relative (biases on the logits): :mod:`.relative` (Shaw et al., T5), :mod:`.alibi`
+Rotary (applied to q and k):     :mod:`.rope`, :mod:`.rope_scaling` (PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE),
+                                 :mod:`.model_config` (a model's ``config.json`` → its frequencies)
+Attention and the curves the app draws: :mod:`.attention`, :mod:`.analysis`
+
+Conventions everywhere: float64, keyword-only hyperparameters named as in the papers and in Hugging Face configs,
+``relative_position = key_position − query_position``, and one error type, :class:`PosEncError` (a ``ValueError``),
+whose message names the argument, its value and what is allowed. Nothing here imports streamlit, plotly or torch;
+the torch mirror lives in ``posenc_core.torch_backend`` and is imported only on request.
+"""
+
+from .alibi import alibi_bias, alibi_slopes
+from .analysis import (
+    ENCODINGS,
+    permutation_equivariance_residual,
+    rope_decay_all_ones,
+    rope_decay_bound,
+    rope_decay_random,
+    rope_first_near_repeat,
+    rotations_in_context,
+    self_attention,
+    sinusoidal_similarity,
+    token_embeddings,
+    yarn_regimes,
+)
+from .attention import attention, attention_scores, causal_mask, relative_positions, softmax
+from .errors import MAX_ELEMENTS, PosEncError
+from .learned import PositionOutOfRangeError, learned_table, lookup_positions
+from .model_config import rope_frequencies_from_config
+from .positions import binary_positions, integer_positions, normalized_positions
+from .relative import shaw_relative_bias, shaw_relative_index, t5_bucket_matrix, t5_relative_bucket
+from .rope import (
+    apply_rope,
+    rope_angles,
+    rope_inv_freq,
+    rope_rotation_matrix,
+    rope_scores,
+    rope_wavelengths,
+)
+from .rope_scaling import ROPE_TYPES, RopeFrequencies, rope_frequencies
+from .sinusoidal import sinusoidal, sinusoidal_inv_freq, sinusoidal_shift_matrix
+
+__all__ = [
+    "ENCODINGS",
+    "MAX_ELEMENTS",
+    "ROPE_TYPES",
+    "PosEncError",
+    "PositionOutOfRangeError",
+    "RopeFrequencies",
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope",
+    "attention",
+    "attention_scores",
+    "binary_positions",
+    "causal_mask",
+    "integer_positions",
+    "learned_table",
+    "lookup_positions",
+    "normalized_positions",
+    "permutation_equivariance_residual",
+    "relative_positions",
+    "rope_angles",
+    "rope_decay_all_ones",
+    "rope_decay_bound",
+    "rope_decay_random",
+    "rope_first_near_repeat",
+    "rope_frequencies",
+    "rope_frequencies_from_config",
+    "rope_inv_freq",
+    "rope_rotation_matrix",
+    "rope_scores",
+    "rope_wavelengths",
+    "rotations_in_context",
+    "self_attention",
+    "shaw_relative_bias",
+    "shaw_relative_index",
+    "sinusoidal",
+    "sinusoidal_inv_freq",
+    "sinusoidal_shift_matrix",
+    "sinusoidal_similarity",
+    "softmax",
+    "t5_bucket_matrix",
+    "t5_relative_bucket",
+    "token_embeddings",
+    "yarn_regimes",
+]

@@ -1,0 +1,96 @@
+r"""cos and sin of a whole angle table ``positions ⊗ inv_freq`` with far fewer transcendental calls.
+
+Every sinusoidal table and every RoPE rotation needs :math:`\cos(p\,\omega_i)` and :math:`\sin(p\,\omega_i)` for
+L positions and n frequencies. Evaluated directly that is 2·L·n calls of NumPy's float64 ``sin``/``cos``
+(10–20 ns each on these machines), which dominates everything else RoPE does. When the positions are an arithmetic
+progression :math:`p_k = p_0 + k\,\Delta` — always, in practice — split :math:`k = aB + b` with
+:math:`B \approx \sqrt{L}` and use the angle-addition formulas
+
+.. math::
+    \cos(\alpha + \beta) = \cos\alpha\cos\beta - \sin\alpha\sin\beta, \qquad
+    \sin(\alpha + \beta) = \sin\alpha\cos\beta + \cos\alpha\sin\beta,
+
+with a *coarse* angle :math:`\alpha_a = (p_0 + aB\Delta)\,\omega` and a *fine* one :math:`\beta_b = b\Delta\,\omega`.
+Only :math:`(L/B + B)\cdot n \approx 2\sqrt{L}\,n` transcendentals remain; the rest is one complex product
+:math:`e^{\mathrm{i}\alpha}e^{\mathrm{i}\beta}` per entry (four multiplies and two adds, both formulas at once).
+Each output carries the rounding of two products and one sum (a few 1e-16) on top of the rounding of
+the float64 angle itself (:math:`\approx |p\,\omega|\cdot 1.1\times10^{-16}`, ~1e-11 at p = 10^5), so it agrees with
+direct evaluation to ~1e-10 even at positions of 10^6 (tested).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+
+#: Below this many rows the direct evaluation is as fast and simpler.
+_MIN_ROWS_FOR_SPLIT = 64
+
+
+def progression(positions: np.ndarray) -> tuple[float, float] | None:
+    r"""``(p_0, Δ)`` if ``positions[k] == p_0 + k·Δ`` holds *exactly* for every k, else ``None``."""
+    if positions.ndim != 1 or positions.shape[0] < 2:
+        return None
+    start = float(positions[0])
+    step = float(positions[1]) - start
+    rebuilt = start + step * np.arange(positions.shape[0], dtype=np.float64)
+    return (start, step) if np.array_equal(rebuilt, positions) else None
+
+
+def phasors(positions: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
+    r"""The (L, n) complex128 table :math:`e^{\mathrm{i}\,p_k\omega_i} = \cos p_k\omega_i + \mathrm{i}\sin p_k\omega_i`.
+
+    ``positions`` (L,) and ``inv_freq`` (n,) are float64 arrays already validated by the caller.
+    """
+    positions = np.asarray(positions, dtype=np.float64)
+    out = np.empty((positions.shape[0], np.shape(inv_freq)[0]), dtype=np.complex128)
+    for start, stop, block in phasor_blocks(positions, inv_freq, block_rows=positions.shape[0]):
+        out[start:stop] = block
+    return out
+
+
+def phasor_blocks(
+    positions: np.ndarray, inv_freq: np.ndarray, *, block_rows: int
+) -> Iterator[tuple[int, int, np.ndarray]]:
+    r"""``(start, stop, table)`` per block of rows, table = :math:`e^{\mathrm{i}\,p_{start:stop}\otimes\omega}`.
+
+    Blocks of about ``block_rows`` rows (rounded to the split's fine block) let a caller consume the table while it
+    is in cache, instead of materialising all of it: a fresh multi-MB array costs more in page faults than the
+    arithmetic that fills it. The yielded array may be reused for the next block; copy it to keep it.
+    """
+    positions = np.asarray(positions, dtype=np.float64)
+    inv_freq = np.asarray(inv_freq, dtype=np.float64)
+    length = positions.shape[0]
+    prog = progression(positions) if length >= _MIN_ROWS_FOR_SPLIT else None
+    if prog is None:
+        for start in range(0, length, max(1, block_rows)):
+            stop = min(start + max(1, block_rows), length)
+            yield start, stop, _direct(np.multiply.outer(positions[start:stop], inv_freq))
+        return
+
+    start, step = prog
+    fine_rows = math.isqrt(length - 1) + 1  # B ≈ √L
+    coarse_rows = -(-length // fine_rows)  # ⌈L / B⌉
+    # α_a = (p_0 + a·B·Δ)·ω  and  β_b = (b·Δ)·ω
+    e_alpha = _direct(np.multiply.outer(start + step * fine_rows * np.arange(coarse_rows, dtype=np.float64), inv_freq))[
+        :, None, :
+    ]  # (A, 1, n)
+    e_beta = _direct(np.multiply.outer(step * np.arange(fine_rows, dtype=np.float64), inv_freq))[None]  # (1, B, n)
+    per_block = max(1, block_rows // fine_rows)  # coarse rows per block
+    buffer = np.empty((min(per_block, coarse_rows), fine_rows, inv_freq.shape[0]), dtype=np.complex128)
+    for a0 in range(0, coarse_rows, per_block):
+        a1 = min(a0 + per_block, coarse_rows)
+        block = buffer[: a1 - a0]
+        # e^{i(α+β)} = e^{iα} e^{iβ}: cos(α+β) = cos α cos β − sin α sin β, sin(α+β) = sin α cos β + cos α sin β
+        np.multiply(e_alpha[a0:a1], e_beta, out=block)
+        rows0, rows1 = a0 * fine_rows, min(a1 * fine_rows, length)
+        yield rows0, rows1, block.reshape(-1, inv_freq.shape[0])[: rows1 - rows0]
+
+
+def _direct(angles: np.ndarray) -> np.ndarray:
+    out = np.empty(angles.shape, dtype=np.complex128)
+    np.cos(angles, out=out.real)
+    np.sin(angles, out=out.imag)
+    return out

@@ -1,0 +1,115 @@
+r"""From a model's ``config.json`` to the RoPE frequencies it runs with.
+
+:func:`rope_frequencies_from_config` reads the handful of fields that decide RoPE — under every name the common
+model families use for them — and calls :func:`~posenc_core.rope_scaling.rope_frequencies`, so the result is what
+transformers would compute for that checkpoint. Every other key of a config (vocab_size, num_hidden_layers, …) is
+ignored; inside ``rope_scaling`` / ``rope_parameters`` an unknown key is an error, since it means a setting
+this library would silently not apply.
+
+Field                      also read from (families)
+=========================  =============================================================================
+rope_theta                 rope_parameters["rope_theta"] (transformers ≥ 5), rotary_emb_base (GPT-NeoX)
+head_dim                   qk_rope_head_dim (DeepSeek-V2/V3 rotate only this part), hidden_size // num_attention_heads
+partial_rotary_factor      rope_parameters[...], rotary_pct (GPT-NeoX), rotary_dim / head_dim (GPT-J)
+rope_scaling               rope_parameters (transformers ≥ 5; may be nested per layer type, e.g. Gemma 3)
+original_max_position_…    top level (Phi-3) wins over the value inside rope_scaling, as in transformers
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .errors import PosEncError, as_float, as_int
+from .rope_scaling import RopeFrequencies, rope_frequencies
+
+__all__ = ["rope_frequencies_from_config"]
+
+_DEFAULT_THETA = 10000.0  # RoFormer's base, which transformers assumes when a config gives none
+_SCALED_TYPES = ("yarn", "llama3", "longrope")  # the types that read original_max_position_embeddings
+
+
+def rope_frequencies_from_config(
+    config: Mapping[str, object], *, seq_len: int | None = None, layer_type: str | None = None
+) -> RopeFrequencies:
+    r"""``(inv_freq, attention_factor)`` for the model described by ``config`` (a parsed ``config.json``).
+
+    ``seq_len`` matters for "dynamic" and "longrope". ``layer_type`` picks one entry of a per-layer
+    ``rope_parameters`` dict (e.g. "sliding_attention").
+    """
+    if not isinstance(config, Mapping):
+        raise PosEncError(f"config must be a dict parsed from config.json, got {type(config).__name__}")
+    scaling = _rope_dict(config, layer_type)
+    head_dim, partial = _rotary_dims(config, scaling)
+    theta = scaling.pop("rope_theta", None)
+    for key in ("rope_theta", "rotary_emb_base"):
+        if theta is None and config.get(key) is not None:
+            theta = config[key]
+    base = as_float("rope_theta", _DEFAULT_THETA if theta is None else theta, gt=1.0)
+    max_pos = config.get("max_position_embeddings")
+    if max_pos is not None:
+        max_pos = as_int("max_position_embeddings", max_pos, lo=1, hi=2**40)
+    rope_type = scaling.get("rope_type", scaling.get("type"))
+    if rope_type in _SCALED_TYPES and config.get("original_max_position_embeddings") is not None:
+        scaling["original_max_position_embeddings"] = config["original_max_position_embeddings"]
+    return rope_frequencies(
+        head_dim,
+        base=base,
+        rope_scaling=scaling or None,
+        max_position_embeddings=max_pos,
+        seq_len=seq_len,
+        partial_rotary_factor=partial,
+    )
+
+
+def _rope_dict(config: Mapping[str, object], layer_type: str | None) -> dict[str, object]:
+    """The scaling dict, from ``rope_scaling`` or ``rope_parameters`` (one of them, or both equal), unnested."""
+    found = {key: config.get(key) for key in ("rope_scaling", "rope_parameters") if config.get(key) is not None}
+    for key, value in found.items():
+        if not isinstance(value, Mapping):
+            raise PosEncError(f"config[{key!r}] must be a dict or null, got {type(value).__name__}")
+    scaling: dict[str, object] = {}
+    for value in found.values():  # rope_scaling (older configs), then rope_parameters (transformers ≥ 5)
+        for key, item in value.items():
+            if key in scaling and not _same(scaling[key], item):
+                raise PosEncError(f"rope_scaling and rope_parameters disagree on {key!r}; keep one of them")
+            scaling[key] = item
+    nested = [key for key, value in scaling.items() if isinstance(value, Mapping)]
+    if nested:
+        if layer_type is None or layer_type not in nested:
+            raise PosEncError(
+                f"rope_parameters has one entry per layer type ({', '.join(nested)}); pass layer_type= one of them"
+            )
+        scaling = dict(scaling[layer_type])
+    elif layer_type is not None:
+        raise PosEncError(f"layer_type={layer_type!r} given, but rope_parameters is not split by layer type")
+    return scaling
+
+
+def _same(a: object, b: object) -> bool:
+    """Equality that also holds for lists and arrays (``==`` on arrays is elementwise)."""
+    try:
+        return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
+    except (TypeError, ValueError):
+        return a is b
+
+
+def _rotary_dims(config: Mapping[str, object], scaling: dict[str, object]) -> tuple[int, float]:
+    """(head_dim, partial_rotary_factor) under the names the common families use."""
+    if config.get("qk_rope_head_dim") is not None:
+        head_dim = as_int("qk_rope_head_dim", config["qk_rope_head_dim"], lo=2)
+    elif config.get("head_dim") is not None:
+        head_dim = as_int("head_dim", config["head_dim"], lo=2)
+    elif config.get("hidden_size") is not None and config.get("num_attention_heads") is not None:
+        hidden = as_int("hidden_size", config["hidden_size"], lo=2)
+        heads = as_int("num_attention_heads", config["num_attention_heads"], lo=1)
+        head_dim = hidden // heads
+    else:
+        raise PosEncError("config needs head_dim, or hidden_size and num_attention_heads, to know the head size")
+    partial = scaling.pop("partial_rotary_factor", None)
+    if partial is None:
+        partial = config.get("partial_rotary_factor", config.get("rotary_pct"))
+    if partial is None and config.get("rotary_dim") is not None:
+        partial = as_int("rotary_dim", config["rotary_dim"], lo=2, hi=head_dim) / head_dim
+    return head_dim, as_float("partial_rotary_factor", 1.0 if partial is None else partial, gt=0.0, le=1.0)

@@ -1,0 +1,208 @@
+r"""Rotary position embedding, RoPE (Su et al. 2021, "RoFormer", arXiv:2104.09864, §3.2–3.4).
+
+Split a query or key of dimension d into d/2 two-dimensional pairs and turn pair i of the vector at position m by the
+angle :math:`m\,\theta_i`, with :math:`\theta_i = \text{base}^{-2i/d}`:
+
+.. math::
+    \begin{pmatrix} x'_1 \\ x'_2 \end{pmatrix} =
+    \begin{pmatrix} \cos m\theta_i & -\sin m\theta_i \\ \sin m\theta_i & \cos m\theta_i \end{pmatrix}
+    \begin{pmatrix} x_1 \\ x_2 \end{pmatrix}.
+
+Rotations compose, :math:`R_m^\top R_n = R_{n-m}`, so the score :math:`(R_m q)^\top (R_n k) = q^\top R_{n-m} k` depends
+on the positions only through the offset n − m: absolute rotations, relative scores. Rotations also keep lengths, so
+RoPE changes the angle between q and k, never their norms.
+
+Which coordinates form a pair is a convention, and the two in use are not interchangeable:
+
+* ``pairing="half"`` — pair i is (x_i, x_{i+d/2}); Hugging Face / GPT-NeoX ``rotate_half``.
+* ``pairing="interleaved"`` — pair i is (x_{2i}, x_{2i+1}); the RoFormer paper, GPT-J, Meta's original Llama code.
+
+Both rotate by +m·θ_i and differ only by a fixed permutation of the dimensions; a checkpoint trained with one and run
+with the other silently scores with the wrong pairs (HF permutes Meta's q/k weights when converting for this reason).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _trig
+from .errors import MAX_ELEMENTS, PosEncError, as_array, as_choice, as_float, as_int, check_elements
+
+__all__ = [
+    "PAIRINGS",
+    "apply_rope",
+    "rope_angles",
+    "rope_inv_freq",
+    "rope_rotation_matrix",
+    "rope_scores",
+    "rope_wavelengths",
+]
+
+PAIRINGS = ("half", "interleaved")
+MAX_ROTARY_DIM = 65536
+
+
+def rope_inv_freq(dim: int, *, base: float = 10000.0) -> np.ndarray:
+    r"""The rotation speeds :math:`\theta_i = 1/\text{base}^{2i/d}` in radians per token, i = 0 … d/2 − 1.
+
+    Paper: Su et al. 2021, arXiv:2104.09864, eq. (15). Written as the reference implementations write it
+    (``1.0 / base ** (arange(0, dim, 2) / dim)``) so the float64 values agree with theirs bit for bit.
+    """
+    dim = as_int("dim", dim, lo=2, hi=MAX_ROTARY_DIM, even=True)
+    base = as_float("base", base, gt=1.0)
+    return 1.0 / base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)  # (d/2,)
+
+
+def rope_wavelengths(inv_freq: object) -> np.ndarray:
+    r"""Tokens per full turn of each pair, :math:`\lambda_i = 2\pi/\theta_i`."""
+    inv_freq = _check_inv_freq(inv_freq)
+    return 2.0 * math.pi / inv_freq
+
+
+def rope_angles(positions: object, inv_freq: object) -> np.ndarray:
+    r"""The (L, d/2) table of angles :math:`m\,\theta_i` (radians), one row per position."""
+    positions = _check_positions(positions)
+    inv_freq = _check_inv_freq(inv_freq)
+    check_elements("rope_angles(positions, inv_freq)", (positions.shape[0], inv_freq.shape[0]))
+    return np.multiply.outer(positions, inv_freq)  # (L, d/2)
+
+
+def rope_rotation_matrix(position: float, inv_freq: object) -> np.ndarray:
+    r"""The (d, d) block-diagonal :math:`R_m` of eq. (13) in the paper: 2×2 rotations on interleaved pairs."""
+    position = as_float("position", position)
+    inv_freq = _check_inv_freq(inv_freq)
+    dim = 2 * inv_freq.shape[0]
+    check_elements("rope_rotation_matrix", (dim, dim))
+    c, s = np.cos(position * inv_freq), np.sin(position * inv_freq)
+    r = np.zeros((dim, dim))
+    even = np.arange(0, dim, 2)
+    r[even, even], r[even, even + 1] = c, -s
+    r[even + 1, even], r[even + 1, even + 1] = s, c
+    return r
+
+
+def apply_rope(
+    x: object,
+    positions: object,
+    inv_freq: object,
+    *,
+    pairing: str = "half",
+    attention_factor: float = 1.0,
+) -> np.ndarray:
+    r"""x with pair i of the row at position m rotated by :math:`m\,\theta_i`, same shape as x (…, L, d).
+
+    ``inv_freq`` has n ≤ d/2 entries; only the first 2n dimensions rotate and the rest pass through unchanged
+    (partial rotary, as in GPT-NeoX). ``attention_factor`` multiplies cos and sin — YaRN's and LongRoPE's
+    "mscale" — so a q·k logit scales by its square. Float32 input stays float32 (angles are still float64).
+    """
+    x = as_array("x", x, min_ndim=2)
+    positions = _check_positions(positions)
+    inv_freq = _check_inv_freq(inv_freq)
+    pairing = as_choice("pairing", pairing, PAIRINGS)
+    attention_factor = as_float("attention_factor", attention_factor, gt=0.0)
+    return _rotate(x, positions, inv_freq, attention_factor, pairing)
+
+
+def rope_scores(
+    q: object,
+    k: object,
+    inv_freq: object,
+    *,
+    query_positions: object = None,
+    key_positions: object = None,
+    pairing: str = "half",
+    attention_factor: float = 1.0,
+    scale: float | None = None,
+) -> np.ndarray:
+    r"""Logits :math:`s\,(R_m q)^\top (R_n k)` for every query m and key n, shape (…, Lq, Lk).
+
+    Positions default to keys 0 … Lk − 1 and queries at the last Lq of them. When both sets of positions are the
+    same, the cos/sin table is computed once and shared. ``scale`` defaults to :math:`1/\sqrt{d}`; pass 1.0 for
+    the raw dot products the RoFormer paper analyses.
+    """
+    q = as_array("q", q, min_ndim=2)
+    k = as_array("k", k, min_ndim=2)
+    if q.shape[-1] != k.shape[-1]:
+        raise PosEncError(f"q and k must share their last dimension, got {q.shape} and {k.shape}")
+    lq, lk = q.shape[-2], k.shape[-2]
+    if key_positions is None:
+        key_positions = np.arange(lk, dtype=np.float64)
+    if query_positions is None:
+        query_positions = np.arange(lk - lq, lk, dtype=np.float64)
+    query_positions = _check_positions(query_positions, name="query_positions")
+    key_positions = _check_positions(key_positions, name="key_positions")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else as_float("scale", scale)
+    try:
+        lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    except ValueError as exc:
+        raise PosEncError(f"the leading dimensions of q {q.shape} and k {k.shape} do not broadcast") from exc
+    check_elements("rope_scores", (*lead, lq, lk))
+    inv_freq = _check_inv_freq(inv_freq)
+    pairing = as_choice("pairing", pairing, PAIRINGS)
+    attention_factor = as_float("attention_factor", attention_factor, gt=0.0)
+    q_rot = _rotate(q, query_positions, inv_freq, attention_factor, pairing)
+    k_rot = _rotate(k, key_positions, inv_freq, attention_factor, pairing)
+    return scale * (q_rot @ np.swapaxes(k_rot, -1, -2))
+
+
+#: Entries of x rotated per block: the block's phasors, x and the result stay in L2 cache.
+_BLOCK_ELEMENTS = 2**15
+
+
+def _check_rows(x: np.ndarray, positions: np.ndarray, inv_freq: np.ndarray) -> None:
+    length, dim, n = x.shape[-2], x.shape[-1], inv_freq.shape[0]
+    if positions.shape[0] != length:
+        raise PosEncError(f"positions must have one entry per row of x ({length}), got {positions.shape[0]}")
+    if 2 * n > dim:
+        raise PosEncError(f"inv_freq has {n} pairs but x has only {dim} dimensions (needs ≥ {2 * n})")
+
+
+def _rotate(
+    x: np.ndarray, positions: np.ndarray, inv_freq: np.ndarray, attention_factor: float, pairing: str
+) -> np.ndarray:
+    r"""Rotate each pair of x (…, L, d) as a complex number times :math:`a\,e^{\mathrm{i}m\theta}`.
+
+    :math:`(x_1 + \mathrm{i}x_2)\,e^{\mathrm{i}m\theta}` is :math:`x'_1 = x_1\cos m\theta - x_2\sin m\theta`,
+    :math:`x'_2 = x_1\sin m\theta + x_2\cos m\theta`. Rows go in blocks (see ``_trig.phasor_blocks``).
+    """
+    _check_rows(x, positions, inv_freq)
+    n = inv_freq.shape[0]
+    complex_dtype = np.complex64 if x.dtype == np.float32 else np.complex128
+    x = np.ascontiguousarray(x)
+    out = np.empty_like(x)
+    out[..., 2 * n :] = x[..., 2 * n :]  # partial rotary: the remaining dimensions pass through
+    lead = x[..., 0, 0].size  # batch × heads
+    block_rows = max(1, _BLOCK_ELEMENTS // (n * lead))
+    for start, stop, table in _trig.phasor_blocks(positions, inv_freq, block_rows=block_rows):
+        if attention_factor != 1.0:
+            table *= attention_factor
+        table = table.astype(complex_dtype, copy=False)
+        src, dst = x[..., start:stop, :], out[..., start:stop, :]
+        if pairing == "interleaved":  # pair i = (x_{2i}, x_{2i+1}) is a complex number in memory
+            np.multiply(src[..., : 2 * n].view(complex_dtype), table, out=dst[..., : 2 * n].view(complex_dtype))
+        else:  # pair i = (x_i, x_{i+n})
+            z = np.empty((*src.shape[:-1], n), dtype=complex_dtype)
+            z.real, z.imag = src[..., :n], src[..., n : 2 * n]
+            z *= table
+            dst[..., :n], dst[..., n : 2 * n] = z.real, z.imag
+    return out
+
+
+def _check_inv_freq(inv_freq: object) -> np.ndarray:
+    inv_freq = as_array("inv_freq", inv_freq, ndim=1).astype(np.float64)
+    if inv_freq.shape[0] == 0 or inv_freq.shape[0] > MAX_ROTARY_DIM // 2:
+        raise PosEncError(f"inv_freq must have 1 … {MAX_ROTARY_DIM // 2} entries, got {inv_freq.shape[0]}")
+    if np.any(inv_freq <= 0):
+        raise PosEncError("inv_freq must be positive (radians per token)")
+    return inv_freq
+
+
+def _check_positions(positions: object, *, name: str = "positions") -> np.ndarray:
+    positions = as_array(name, positions, ndim=1).astype(np.float64)
+    if positions.shape[0] == 0 or positions.shape[0] > MAX_ELEMENTS:
+        raise PosEncError(f"{name} must hold 1 … {MAX_ELEMENTS} positions, got {positions.shape[0]}")
+    if np.max(np.abs(positions)) > 2.0**53:
+        raise PosEncError(f"{name} must have magnitude ≤ 2^53 (exact in float64)")
+    return positions

@@ -1,0 +1,388 @@
+r"""RoPE context extension: PI, NTK-aware, dynamic NTK, YaRN, Llama 3 and LongRoPE behind one signature.
+
+A model trained on sequences of length L has seen each pair's angle :math:`m\theta_i` only for m < L. Running it on
+s·L tokens shows the fast pairs nothing new (they turned many times in training) but pushes the slow pairs to angles
+they never saw. Every method here changes the frequencies :math:`\theta_i` — and some the logit temperature — so
+that the longer context stays in familiar territory. :func:`rope_frequencies` returns ``(inv_freq, attention_factor)``
+exactly as Hugging Face ``transformers`` (``modeling_rope_utils.ROPE_INIT_FUNCTIONS``) computes them, with the same
+config keys, so a model's ``rope_scaling`` / ``rope_parameters`` dict pastes straight in. (transformers works in
+float32; these are the same formulas in float64.)
+
+=========== =============================================================== ==========================================
+rope_type   inv_freq                                                        source
+=========== =============================================================== ==========================================
+default     :math:`\theta_i = b^{-2i/d}`                                    Su et al. 2021, arXiv:2104.09864
+linear      :math:`\theta_i / s` (≡ positions / s)                          Chen et al. 2023 (PI), arXiv:2306.15595
+ntk         base :math:`b' = b\,s^{d/(d-2)}`                                bloc97 2023 (NTK-aware); not an HF type
+dynamic     :math:`b' = b\,(s\,\ell/L - (s-1))^{d/(d-2)}`, ℓ = max(seq, L)  emozilla 2023; HF "dynamic"
+yarn        ramp between :math:`\theta_i/s` and :math:`\theta_i`, mscale    Peng et al. 2023, arXiv:2309.00071
+llama3      three wavelength bands, smooth blend                            Meta 2024, Llama 3.1 (arXiv:2407.21783)
+longrope    per-pair factors :math:`\theta_i / f_i` (short / long)          Ding et al. 2024, arXiv:2402.13753
+=========== =============================================================== ==========================================
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import numpy as np
+
+from .errors import PosEncError, as_array, as_bool, as_choice, as_float, as_int
+from .rope import MAX_ROTARY_DIM, rope_inv_freq
+
+__all__ = [
+    "ROPE_TYPES",
+    "RopeFrequencies",
+    "rope_frequencies",
+    "yarn_correction_range",
+    "yarn_mscale",
+    "yarn_ramp",
+]
+
+ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
+
+# The keys each rope_type reads (besides "rope_type" / its legacy alias "type"), as in transformers' validators.
+_KEYS: dict[str, frozenset[str]] = {
+    "default": frozenset(),
+    "linear": frozenset({"factor"}),
+    "ntk": frozenset({"factor"}),
+    "dynamic": frozenset({"factor"}),
+    "yarn": frozenset(
+        {
+            "factor",
+            "original_max_position_embeddings",
+            "beta_fast",
+            "beta_slow",
+            "mscale",
+            "mscale_all_dim",
+            "attention_factor",
+            "truncate",
+        }
+    ),
+    "llama3": frozenset({"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"}),
+    "longrope": frozenset(
+        {"factor", "original_max_position_embeddings", "short_factor", "long_factor", "attention_factor"}
+    ),
+}
+# Keys a pasted config may carry that describe the base RoPE rather than its scaling; checked against the arguments.
+_BASE_KEYS = frozenset({"rope_theta", "partial_rotary_factor"})
+
+
+class RopeFrequencies(NamedTuple):
+    """What every RoPE variant reduces to: the pair speeds and the factor that multiplies cos and sin."""
+
+    inv_freq: np.ndarray  # (rotary_dim / 2,) radians per token
+    attention_factor: float
+
+
+def rope_frequencies(
+    head_dim: int,
+    *,
+    base: float = 10000.0,
+    rope_scaling: Mapping[str, object] | None = None,
+    max_position_embeddings: int | None = None,
+    seq_len: int | None = None,
+    partial_rotary_factor: float = 1.0,
+) -> RopeFrequencies:
+    r"""``(inv_freq, attention_factor)`` for a head of size ``head_dim`` under the scaling ``rope_scaling``.
+
+    Only the first ``int(head_dim · partial_rotary_factor)`` dimensions rotate (GPT-NeoX rotates a quarter).
+    ``max_position_embeddings`` is the model's (possibly extended) context; YaRN, Llama 3 and LongRoPE read the
+    pre-training length from ``original_max_position_embeddings`` and fall back to it, as transformers does.
+    ``seq_len`` is the current length, read by "dynamic" (base grows with it) and "longrope" (long factors above
+    the original length).
+    """
+    head_dim = as_int("head_dim", head_dim, lo=2, hi=MAX_ROTARY_DIM)
+    base = as_float("base", base, gt=1.0)
+    partial_rotary_factor = as_float("partial_rotary_factor", partial_rotary_factor, gt=0.0, le=1.0)
+    if max_position_embeddings is not None:
+        max_position_embeddings = as_int("max_position_embeddings", max_position_embeddings, lo=1, hi=2**40)
+    if seq_len is not None:
+        seq_len = as_int("seq_len", seq_len, lo=1, hi=2**40)
+    dim = int(head_dim * partial_rotary_factor)
+    if dim < 2 or dim % 2:
+        raise PosEncError(
+            f"head_dim · partial_rotary_factor = {head_dim} · {partial_rotary_factor:g} gives {dim} rotary "
+            "dimensions; it must be an even number ≥ 2"
+        )
+    params = _read_scaling(rope_scaling, base=base, partial_rotary_factor=partial_rotary_factor)
+    rope_type = params.pop("rope_type")
+    compute = _COMPUTE[rope_type]
+    return compute(dim, base, params, max_position_embeddings, seq_len)
+
+
+# --- one function per rope_type: (dim, base, params, max_position_embeddings, seq_len) -> RopeFrequencies -------
+
+
+def _default(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
+    return RopeFrequencies(rope_inv_freq(dim, base=base), 1.0)
+
+
+def _linear(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
+    r"""Position Interpolation: :math:`\theta_i/s`, i.e. position m is read as m/s (Chen et al. 2023, §2.2)."""
+    factor = _factor(params)
+    return RopeFrequencies(rope_inv_freq(dim, base=base) / factor, 1.0)
+
+
+def _ntk(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
+    r"""NTK-aware: :math:`b' = b\,s^{d/(d-2)}` keeps :math:`\theta_0 = 1` and slows the last pair by exactly 1/s."""
+    factor = _factor(params)
+    _need_dim4(dim, "ntk")
+    return RopeFrequencies(rope_inv_freq(dim, base=base * factor ** (dim / (dim - 2))), 1.0)
+
+
+def _dynamic(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
+    r"""Dynamic NTK: the NTK base recomputed for the current length, :math:`\alpha = s\,\ell/L - (s - 1)`.
+
+    L is ``max_position_embeddings`` (not the "original" length) and ℓ = max(seq_len, L), so nothing changes until
+    the sequence outgrows L — transformers' ``_compute_dynamic_ntk_parameters``.
+    """
+    factor = _factor(params)
+    _need_dim4(dim, "dynamic")
+    if max_pos is None:
+        raise PosEncError("rope_type 'dynamic' needs max_position_embeddings (the length the base starts growing at)")
+    length = max_pos if seq_len is None else max(seq_len, max_pos)
+    alpha = factor * length / max_pos - (factor - 1)
+    return RopeFrequencies(rope_inv_freq(dim, base=base * alpha ** (dim / (dim - 2))), 1.0)
+
+
+def _yarn(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
+    r"""YaRN "NTK-by-parts" with its temperature (Peng et al. 2023, §3.2–3.4).
+
+    Pairs that turn many times within the original length (ramp 0) keep :math:`\theta_i`; pairs that turn less
+    than once (ramp 1) are interpolated to :math:`\theta_i/s`; a linear ramp in the pair index blends the band
+    between. cos and sin are multiplied by :math:`0.1\ln s + 1` (or DeepSeek's mscale ratio).
+    """
+    original = _original_length(params, max_pos, "yarn")
+    factor = _implied_factor(params, max_pos, original)
+    beta_fast = _optional_float(params, "beta_fast", gt=0.0) or 32.0  # HF: `or 32`, so 0 means the default too
+    beta_slow = _optional_float(params, "beta_slow", gt=0.0) or 1.0
+    if beta_fast < beta_slow:
+        raise PosEncError(f"beta_fast ({beta_fast:g}) must be ≥ beta_slow ({beta_slow:g}): fast pairs turn more")
+    truncate = as_bool("truncate", params.get("truncate", True))
+    attention_factor = _optional_float(params, "attention_factor", gt=0.0)
+    if attention_factor is None:
+        mscale = _optional_float(params, "mscale", ge=0.0)
+        mscale_all_dim = _optional_float(params, "mscale_all_dim", ge=0.0)
+        if mscale and mscale_all_dim:  # DeepSeek-V2/V3
+            attention_factor = yarn_mscale(factor, mscale) / yarn_mscale(factor, mscale_all_dim)
+        else:
+            attention_factor = yarn_mscale(factor)
+    low, high = yarn_correction_range(
+        dim,
+        base=base,
+        original_max_position_embeddings=original,
+        beta_fast=beta_fast,
+        beta_slow=beta_slow,
+        truncate=truncate,
+    )
+    ramp = yarn_ramp(dim, low, high)  # 0 → keep θ_i, 1 → θ_i / s
+    inv_freq = rope_inv_freq(dim, base=base)
+    # θ'_i = θ_i/s · ramp_i + θ_i · (1 − ramp_i)
+    return RopeFrequencies(inv_freq / factor * ramp + inv_freq * (1.0 - ramp), float(attention_factor))
+
+
+def _llama3(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
+    r"""Llama 3.1: keep short wavelengths, divide long ones by s, blend smoothly in between.
+
+    With :math:`\lambda_i = 2\pi/\theta_i`: :math:`\lambda < L/h` kept, :math:`\lambda > L/l` divided by s, and in
+    between :math:`\theta' = (1-\sigma)\,\theta/s + \sigma\,\theta` with :math:`\sigma = (L/\lambda - l)/(h - l)`
+    (Meta's ``apply_scaling``; transformers' ``_compute_llama3_parameters``).
+    """
+    factor = _factor(params)
+    original = _original_length(params, max_pos, "llama3")
+    low_freq_factor = _required_float(params, "low_freq_factor", "llama3", gt=0.0)
+    high_freq_factor = _required_float(params, "high_freq_factor", "llama3", gt=0.0)
+    if high_freq_factor <= low_freq_factor:
+        raise PosEncError(f"high_freq_factor ({high_freq_factor:g}) must be > low_freq_factor ({low_freq_factor:g})")
+    inv_freq = rope_inv_freq(dim, base=base)
+    wavelen = 2.0 * math.pi / inv_freq
+    scaled = np.where(wavelen > original / low_freq_factor, inv_freq / factor, inv_freq)
+    smooth = (original / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    blended = (1.0 - smooth) * scaled / factor + smooth * scaled
+    medium = (wavelen >= original / high_freq_factor) & (wavelen <= original / low_freq_factor)
+    return RopeFrequencies(np.where(medium, blended, scaled), 1.0)
+
+
+def _longrope(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
+    r"""LongRoPE: searched per-pair factors, ``long_factor`` once seq_len exceeds the original length.
+
+    :math:`\theta'_i = 1/(f_i\,b^{2i/d})`; attention_factor :math:`\sqrt{1 + \ln s/\ln L}` with
+    s = max_position_embeddings / L unless ``factor`` or ``attention_factor`` is given (Phi-3, transformers).
+    """
+    original = _original_length(params, max_pos, "longrope")
+    short = _factor_list(params, "short_factor", dim)
+    long = _factor_list(params, "long_factor", dim)
+    factor = _implied_factor(params, max_pos, original)
+    if original < 2:
+        raise PosEncError(
+            f"original_max_position_embeddings must be ≥ 2 for longrope (it divides by ln L), got {original}"
+        )
+    attention_factor = _optional_float(params, "attention_factor", gt=0.0)
+    if attention_factor is None:
+        attention_factor = 1.0 if factor <= 1.0 else math.sqrt(1.0 + math.log(factor) / math.log(original))
+    ext = long if seq_len is not None and seq_len > original else short
+    exponent = np.arange(0, dim, 2, dtype=np.float64) / dim
+    return RopeFrequencies(1.0 / (ext * base**exponent), float(attention_factor))
+
+
+_COMPUTE = {
+    "default": _default,
+    "linear": _linear,
+    "ntk": _ntk,
+    "dynamic": _dynamic,
+    "yarn": _yarn,
+    "llama3": _llama3,
+    "longrope": _longrope,
+}
+
+
+# --- YaRN's pieces, public because the pages draw them -------------------------------------------------------------
+
+
+def yarn_mscale(scale: float, mscale: float = 1.0) -> float:
+    r"""YaRN's temperature :math:`0.1\,\mu\ln s + 1` (1 for s ≤ 1); Peng et al. 2023, eq. (22)."""
+    scale = as_float("scale", scale, gt=0.0)
+    mscale = as_float("mscale", mscale, ge=0.0)
+    return 1.0 if scale <= 1.0 else 0.1 * mscale * math.log(scale) + 1.0
+
+
+def yarn_correction_range(
+    dim: int,
+    *,
+    base: float = 10000.0,
+    original_max_position_embeddings: int,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    truncate: bool = True,
+) -> tuple[float, float]:
+    r"""Pair indices (low, high) where pairs make ``beta_fast`` and ``beta_slow`` turns within the original length.
+
+    Pair i turns :math:`r_i = L\theta_i/2\pi` times in L tokens; solving :math:`r_i = \beta` for i gives
+    :math:`i(\beta) = d\,\ln(L/(2\pi\beta)) / (2\ln b)`. low = ⌊i(β_fast)⌋ and high = ⌈i(β_slow)⌉ (no rounding when
+    ``truncate`` is False), clamped to [0, d − 1] — the clamp uses d, not d/2, exactly as every implementation does.
+    """
+    dim = as_int("dim", dim, lo=2, hi=MAX_ROTARY_DIM, even=True)
+    base = as_float("base", base, gt=1.0)
+    length = as_int("original_max_position_embeddings", original_max_position_embeddings, lo=1, hi=2**40)
+    beta_fast = as_float("beta_fast", beta_fast, gt=0.0)
+    beta_slow = as_float("beta_slow", beta_slow, gt=0.0)
+    truncate = as_bool("truncate", truncate)
+
+    def pair_index(turns: float) -> float:
+        return dim * math.log(length / (turns * 2.0 * math.pi)) / (2.0 * math.log(base))
+
+    low, high = pair_index(beta_fast), pair_index(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    return max(low, 0), min(high, dim - 1)
+
+
+def yarn_ramp(dim: int, low: float, high: float) -> np.ndarray:
+    r"""The (d/2,) blend :math:`\mathrm{clip}((i - \mathrm{low})/(\mathrm{high} - \mathrm{low}), 0, 1)`: 0 keeps θ_i."""
+    dim = as_int("dim", dim, lo=2, hi=MAX_ROTARY_DIM, even=True)
+    low = as_float("low", low)
+    high = as_float("high", high)
+    if high == low:
+        high += 0.001  # the reference implementations' guard against 0/0
+    return np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+
+
+# --- reading and checking a rope_scaling dict ---------------------------------------------------------------------
+
+
+def _read_scaling(
+    rope_scaling: Mapping[str, object] | None, *, base: float, partial_rotary_factor: float
+) -> dict[str, object]:
+    if rope_scaling is None:
+        return {"rope_type": "default"}
+    if not isinstance(rope_scaling, Mapping):
+        raise PosEncError(
+            f"rope_scaling must be a dict (a model's rope_scaling / rope_parameters), got {rope_scaling!r:.60}"
+        )
+    params = dict(rope_scaling)
+    for key in params:
+        if not isinstance(key, str):
+            raise PosEncError(f"rope_scaling keys must be strings, got {key!r:.40}")
+    legacy = params.pop("type", None)
+    rope_type = params.pop("rope_type", legacy)
+    if rope_type is None:
+        rope_type = "default"
+    if legacy is not None and legacy != rope_type:
+        raise PosEncError(f"rope_scaling gives rope_type {rope_type!r:.30} and type {legacy!r:.30}; they must agree")
+    rope_type = as_choice("rope_scaling['rope_type']", rope_type, ROPE_TYPES)
+    for key, given in (("rope_theta", base), ("partial_rotary_factor", partial_rotary_factor)):
+        if key in params:
+            value = params.pop(key)
+            if not isinstance(value, numbers.Real) or isinstance(value, bool) or float(value) != given:
+                raise PosEncError(
+                    f"rope_scaling[{key!r}] = {value!r:.30} disagrees with the argument ({given:g}); give it once"
+                )
+    unknown = sorted(set(params) - _KEYS[rope_type])
+    if unknown:
+        allowed = ", ".join(sorted(_KEYS[rope_type] | {"rope_type"} | _BASE_KEYS)) or "rope_type"
+        raise PosEncError(f"rope_type {rope_type!r} does not use {', '.join(map(repr, unknown))}; it reads: {allowed}")
+    params["rope_type"] = rope_type
+    return params
+
+
+def _factor(params: Mapping[str, object]) -> float:
+    if params.get("factor") is None:
+        raise PosEncError("rope_scaling needs 'factor' (the context extension ratio s ≥ 1)")
+    return as_float("rope_scaling['factor']", params["factor"], ge=1.0)
+
+
+def _implied_factor(params: Mapping[str, object], max_pos: int | None, original: int) -> float:
+    """``factor``, or — as transformers does for YaRN and LongRoPE — max_position_embeddings / original length."""
+    if params.get("factor") is not None or max_pos is None:
+        return _factor(params)
+    if max_pos < original:
+        raise PosEncError(
+            f"no 'factor' given, and max_position_embeddings / original_max_position_embeddings = {max_pos} / "
+            f"{original} < 1 implies shrinking the context; give factor ≥ 1"
+        )
+    return max_pos / original
+
+
+def _original_length(params: Mapping[str, object], max_pos: int | None, rope_type: str) -> int:
+    value = params.get("original_max_position_embeddings")
+    if value is None:
+        if max_pos is None:
+            raise PosEncError(
+                f"rope_type {rope_type!r} needs original_max_position_embeddings (the pre-training length) "
+                "or max_position_embeddings"
+            )
+        return max_pos
+    return as_int("rope_scaling['original_max_position_embeddings']", value, lo=1, hi=2**40)
+
+
+def _optional_float(params: Mapping[str, object], key: str, **bounds: float) -> float | None:
+    value = params.get(key)
+    return None if value is None else as_float(f"rope_scaling[{key!r}]", value, **bounds)
+
+
+def _required_float(params: Mapping[str, object], key: str, rope_type: str, **bounds: float) -> float:
+    if params.get(key) is None:
+        raise PosEncError(f"rope_type {rope_type!r} needs {key!r} in rope_scaling")
+    return as_float(f"rope_scaling[{key!r}]", params[key], **bounds)
+
+
+def _factor_list(params: Mapping[str, object], key: str, dim: int) -> np.ndarray:
+    if params.get(key) is None:
+        raise PosEncError(f"rope_type 'longrope' needs {key!r}: one factor per rotary pair ({dim // 2} numbers)")
+    values = as_array(f"rope_scaling[{key!r}]", params[key], ndim=1).astype(np.float64)
+    if values.shape[0] != dim // 2:
+        raise PosEncError(f"rope_scaling[{key!r}] must have {dim // 2} entries (one per pair), got {values.shape[0]}")
+    if np.any(values <= 0):
+        raise PosEncError(f"rope_scaling[{key!r}] must be positive")
+    return values
+
+
+def _need_dim4(dim: int, rope_type: str) -> None:
+    if dim < 4:
+        raise PosEncError(
+            f"rope_type {rope_type!r} needs at least 4 rotary dimensions (its exponent is d/(d−2)), got {dim}"
+        )

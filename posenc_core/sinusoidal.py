@@ -1,0 +1,87 @@
+r"""Fixed sinusoidal position encodings (Vaswani et al., 2017, "Attention Is All You Need", arXiv:1706.03762, §3.5).
+
+.. math::
+    PE_{(p,\,2i)} = \sin(p\,\omega_i), \qquad PE_{(p,\,2i+1)} = \cos(p\,\omega_i), \qquad
+    \omega_i = \text{base}^{-2i/d} = \exp\!\left(-\tfrac{2i}{d}\ln \text{base}\right).
+
+Each (sin, cos) pair is a point on the unit circle turning at its own speed, from one radian per token (i = 0) down to
+about 1/base radian per token. Because the pair of a shifted position is the pair of the original rotated by a fixed
+angle, :math:`PE_{p+k} = M_k\,PE_p` for a matrix :math:`M_k` that does not depend on p — the paper's reason for
+choosing sinusoids ("for any fixed offset k, PE_{pos+k} can be represented as a linear function of PE_{pos}").
+
+Conventions: ``layout="interleaved"`` is the paper's (and DistilBERT's, XLM's); ``layout="concat"`` puts all sines
+before all cosines, as Marian, fairseq and tensor2tensor do (fairseq and tensor2tensor also use the exponent
+denominator d/2 − 1 instead of d; this module uses d, as the paper does).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _trig
+from .errors import MAX_ELEMENTS, as_choice, as_float, as_float_dtype, as_int, check_elements
+
+__all__ = ["sinusoidal", "sinusoidal_inv_freq", "sinusoidal_shift_matrix"]
+
+LAYOUTS = ("interleaved", "concat")
+_MAX_DIM = 65536
+
+
+def sinusoidal_inv_freq(dim: int, *, base: float = 10000.0) -> np.ndarray:
+    r"""The pair frequencies :math:`\omega_i = \text{base}^{-2i/d}`, i = 0 … d/2 − 1, shape (d/2,)."""
+    dim = as_int("dim", dim, lo=2, hi=_MAX_DIM, even=True)
+    base = as_float("base", base, gt=1.0)
+    return np.exp(-(np.arange(0, dim, 2, dtype=np.float64) / dim) * math.log(base))
+
+
+def sinusoidal(
+    length: int,
+    dim: int,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    dtype: type = np.float64,
+) -> np.ndarray:
+    r"""The (L, d) table :math:`PE_{p}` for p = 0 … L − 1 (interleaved: column 2i = sin, 2i + 1 = cos).
+
+    Paper: Vaswani et al. 2017, arXiv:1706.03762, §3.5. ``dtype`` may be float32 to halve what a page sends.
+    """
+    length = as_int("length", length, lo=1, hi=MAX_ELEMENTS)
+    dim = as_int("dim", dim, lo=2, hi=_MAX_DIM, even=True)
+    layout = as_choice("layout", layout, LAYOUTS)
+    dtype = as_float_dtype("dtype", dtype)
+    check_elements("sinusoidal(length, dim)", (length, dim))
+    omega = sinusoidal_inv_freq(dim, base=base)
+    table = _trig.phasors(np.arange(length, dtype=np.float64), omega)  # (L, d/2): cos + i sin
+    out = np.empty((length, dim), dtype=dtype)
+    if layout == "interleaved":
+        out[:, 0::2], out[:, 1::2] = table.imag, table.real
+    else:
+        out[:, : dim // 2], out[:, dim // 2 :] = table.imag, table.real
+    return out
+
+
+def sinusoidal_shift_matrix(offset: float, dim: int, *, base: float = 10000.0) -> np.ndarray:
+    r"""The (d, d) matrix :math:`M_k` with :math:`PE_{p+k} = M_k\,PE_p` for every p (interleaved layout).
+
+    Block i acts on (sin pω_i, cos pω_i):
+
+    .. math::
+        M_k^{(i)} = \begin{pmatrix} \cos k\omega_i & \sin k\omega_i \\ -\sin k\omega_i & \cos k\omega_i \end{pmatrix},
+
+    from :math:`\sin(a+b) = \sin a\cos b + \cos a\sin b` and :math:`\cos(a+b) = \cos a\cos b - \sin a\sin b`.
+    It is a rotation by :math:`-k\omega_i` of the (sin, cos) point, independent of p.
+    """
+    offset = as_float("offset", offset)
+    omega = sinusoidal_inv_freq(dim, base=base)
+    dim = omega.shape[0] * 2
+    c, s = np.cos(offset * omega), np.sin(offset * omega)
+    m = np.zeros((dim, dim))
+    rows = np.arange(0, dim, 2)
+    m[rows, rows] = c
+    m[rows, rows + 1] = s
+    m[rows + 1, rows] = -s
+    m[rows + 1, rows + 1] = c
+    return m
