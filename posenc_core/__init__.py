@@ -15,7 +15,9 @@ the torch mirror lives in ``posenc_core.torch_backend`` and is imported only on 
 from .alibi import alibi_bias, alibi_slopes
 from .analysis import (
     ENCODINGS,
+    neighbour_distances,
     permutation_equivariance_residual,
+    projection_weights,
     rope_decay_all_ones,
     rope_decay_bound,
     rope_decay_random,
@@ -28,7 +30,13 @@ from .analysis import (
 )
 from .attention import attention, attention_scores, causal_mask, relative_positions, softmax
 from .errors import MAX_ELEMENTS, PosEncError
-from .learned import PositionOutOfRangeError, learned_table, lookup_positions
+from .learned import (
+    EmbeddingSum,
+    PositionOutOfRangeError,
+    embedding_sum_as_linear,
+    learned_table,
+    lookup_positions,
+)
 from .model_config import rope_frequencies_from_config
 from .positions import binary_positions, integer_positions, normalized_positions
 from .relative import shaw_relative_bias, shaw_relative_index, t5_bucket_matrix, t5_relative_bucket
@@ -41,12 +49,13 @@ from .rope import (
     rope_wavelengths,
 )
 from .rope_scaling import ROPE_TYPES, RopeFrequencies, rope_frequencies
-from .sinusoidal import sinusoidal, sinusoidal_inv_freq, sinusoidal_shift_matrix
+from .sinusoidal import sinusoidal, sinusoidal_inv_freq, sinusoidal_shift_matrix, sinusoidal_shift_residual
 
 __all__ = [
     "ENCODINGS",
     "MAX_ELEMENTS",
     "ROPE_TYPES",
+    "EmbeddingSum",
     "PosEncError",
     "PositionOutOfRangeError",
     "RopeFrequencies",
@@ -57,11 +66,14 @@ __all__ = [
     "attention_scores",
     "binary_positions",
     "causal_mask",
+    "embedding_sum_as_linear",
     "integer_positions",
     "learned_table",
     "lookup_positions",
+    "neighbour_distances",
     "normalized_positions",
     "permutation_equivariance_residual",
+    "projection_weights",
     "relative_positions",
     "rope_angles",
     "rope_decay_all_ones",
@@ -81,6 +93,7 @@ __all__ = [
     "sinusoidal",
     "sinusoidal_inv_freq",
     "sinusoidal_shift_matrix",
+    "sinusoidal_shift_residual",
     "sinusoidal_similarity",
     "softmax",
     "t5_bucket_matrix",

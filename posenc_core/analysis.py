@@ -35,7 +35,9 @@ __all__ = [
     "ENCODINGS",
     "REGIMES",
     "YarnRegimes",
+    "neighbour_distances",
     "permutation_equivariance_residual",
+    "projection_weights",
     "rope_decay_all_ones",
     "rope_decay_bound",
     "rope_decay_random",
@@ -71,6 +73,27 @@ def token_embeddings(tokens: Sequence[str], dim: int, *, seed: int = 0) -> np.nd
     check_elements("token_embeddings", (len(tokens), dim))
     rows = [np.random.default_rng([seed, zlib.crc32(t.encode("utf-8"))]).standard_normal(dim) for t in tokens]
     return np.stack(rows)
+
+
+def projection_weights(d_model: int, d_head: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Random ``(w_q, w_k, w_v)``, each (d_model, d_head) with entries N(0, 1/d_model): q and k keep unit scale."""
+    d_model = as_int("d_model", d_model, lo=1, hi=65536)
+    d_head = as_int("d_head", d_head, lo=1, hi=65536)
+    seed = as_int("seed", seed, lo=0, hi=2**32 - 1)
+    check_elements("projection_weights", (3, d_model, d_head))
+    w = np.random.default_rng([seed, 0x5EED]).standard_normal((3, d_model, d_head)) / math.sqrt(d_model)
+    return w[0], w[1], w[2]
+
+
+def neighbour_distances(table: object) -> np.ndarray:
+    r""":math:`\lVert PE_{p+1} - PE_p \rVert_2` for p = 0 … L − 2, shape (L − 1,).
+
+    Constant for sinusoids (one fixed rotation per step), jumping for binary codes (7 → 8 flips four bits).
+    """
+    table = as_array("table", table, ndim=2)
+    if table.shape[0] < 2:
+        raise PosEncError(f"table must have at least 2 rows (positions), got shape {table.shape}")
+    return np.linalg.norm(np.diff(table, axis=0), axis=1)
 
 
 def self_attention(

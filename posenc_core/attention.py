@@ -75,7 +75,7 @@ def attention_scores(q: object, k: object, *, bias: object = None, scale: float 
             f"the leading (batch/head) dimensions of q {q.shape} and k {k.shape} do not broadcast"
         ) from exc
     check_elements("attention scores", (*lead, q.shape[-2], k.shape[-2]))
-    scores = scale * (q @ np.swapaxes(k, -1, -2))
+    scores = (q * scale if scale != 1.0 else q) @ np.swapaxes(k, -1, -2)  # scaling q is cheaper than the scores
     if bias is not None:
         bias = as_array("bias", bias, finite=False)
         if np.isnan(bias).any() or np.isposinf(bias).any():

@@ -10,11 +10,14 @@ Nothing is trained here: the table is what a model starts from, N(0, 0.02²) as 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import NamedTuple
+
 import numpy as np
 
 from .errors import MAX_ELEMENTS, PosEncError, as_array, as_int, check_elements
 
-__all__ = ["PositionOutOfRangeError", "learned_table", "lookup_positions"]
+__all__ = ["EmbeddingSum", "PositionOutOfRangeError", "embedding_sum_as_linear", "learned_table", "lookup_positions"]
 
 #: BERT's ``initializer_range``: the standard deviation every embedding table starts from.
 INIT_STD = 0.02
@@ -50,3 +53,48 @@ def lookup_positions(table: np.ndarray, positions: object) -> np.ndarray:
         )
     check_elements("lookup_positions result", (*pos.shape, table.shape[1]))
     return table[pos]
+
+
+class EmbeddingSum(NamedTuple):
+    r"""Both sides of "adding embeddings = one linear layer over concatenated one-hots"."""
+
+    summed: np.ndarray  # (L, d)      Σ_t E_t[ids_t]
+    one_hot: np.ndarray  # (L, ΣV_t)  [onehot(ids_0) ‖ onehot(ids_1) ‖ …]
+    weight: np.ndarray  # (ΣV_t, d)   [E_0; E_1; …] stacked
+    linear: np.ndarray  # (L, d)      one_hot @ weight
+
+
+def embedding_sum_as_linear(ids: Sequence[object], tables: Sequence[object]) -> EmbeddingSum:
+    r"""BERT's input :math:`E_{tok}[t] + E_{pos}[p] + E_{seg}[s]`, and the same vectors as one linear layer.
+
+    An embedding lookup is a linear layer applied to a one-hot vector, :math:`E[t] = \mathbf{1}_t^\top E`, so a sum
+    of lookups is one linear layer over the concatenated one-hots,
+    :math:`[\mathbf{1}_t \Vert \mathbf{1}_p \Vert \mathbf{1}_s]\,[E_{tok}; E_{pos}; E_{seg}]` (syllabus 001, QA).
+    ``ids[t]`` (L,) indexes ``tables[t]`` (V_t, d); all tables share d and all id lists share L.
+    """
+    if isinstance(ids, str | bytes) or isinstance(tables, str | bytes):
+        raise PosEncError("ids and tables must be lists (one id list per table)")
+    try:
+        ids, tables = list(ids), list(tables)
+    except TypeError as exc:
+        raise PosEncError("ids and tables must be lists (one id list per table)") from exc
+    if not tables or len(ids) != len(tables):
+        raise PosEncError(f"need one id list per table, got {len(ids)} id lists and {len(tables)} tables")
+    tables = [as_array(f"tables[{n}]", table, ndim=2) for n, table in enumerate(tables)]
+    columns = [as_array(f"ids[{n}]", idx, ndim=1, integer=True) for n, idx in enumerate(ids)]
+    if len({table.shape[1] for table in tables}) != 1:
+        raise PosEncError(f"all tables must have the same width, got shapes {[t.shape for t in tables]}")
+    if len({idx.shape[0] for idx in columns}) != 1:
+        raise PosEncError(f"all id lists must have the same length, got {[idx.shape[0] for idx in columns]}")
+    for n, (table, idx) in enumerate(zip(tables, columns, strict=True)):
+        if idx.min() < 0 or idx.max() >= table.shape[0]:
+            raise PosEncError(f"ids[{n}] must lie in 0 … {table.shape[0] - 1} (rows of tables[{n}])")
+    length, vocab = columns[0].shape[0], sum(table.shape[0] for table in tables)
+    check_elements("embedding_sum_as_linear one-hot matrix", (length, vocab))
+    summed = sum(table[idx] for table, idx in zip(tables, columns, strict=True))  # (L, d)
+    one_hot = np.zeros((length, vocab))
+    offsets = np.cumsum([0] + [table.shape[0] for table in tables[:-1]])
+    for offset, idx in zip(offsets, columns, strict=True):
+        one_hot[np.arange(length), offset + idx] = 1.0  # (L, ΣV)
+    weight = np.concatenate(tables, axis=0)  # (ΣV, d)
+    return EmbeddingSum(summed, one_hot, weight, one_hot @ weight)

@@ -10,6 +10,8 @@ Field                      also read from (families)
 =========================  =============================================================================
 rope_theta                 rope_parameters["rope_theta"] (transformers ≥ 5), rotary_emb_base (GPT-NeoX)
 head_dim                   qk_rope_head_dim (DeepSeek-V2/V3 rotate only this part), hidden_size // num_attention_heads
+                           (n_embd // n_head in GPT-J)
+max_position_embeddings    n_positions (GPT-J)
 partial_rotary_factor      rope_parameters[...], rotary_pct (GPT-NeoX), rotary_dim / head_dim (GPT-J)
 rope_scaling               rope_parameters (transformers ≥ 5; may be nested per layer type, e.g. Gemma 3)
 original_max_position_…    top level (Phi-3) wins over the value inside rope_scaling, as in transformers
@@ -28,6 +30,10 @@ __all__ = ["rope_frequencies_from_config"]
 
 _DEFAULT_THETA = 10000.0  # RoFormer's base, which transformers assumes when a config gives none
 _SCALED_TYPES = ("yarn", "llama3", "longrope")  # the types that read original_max_position_embeddings
+# GPT-2-style names (GPT-J: n_embd, n_head, n_positions) next to the Llama-style ones.
+_HIDDEN = ("hidden_size", "n_embd")
+_HEADS = ("num_attention_heads", "n_head")
+_MAX_POSITIONS = ("max_position_embeddings", "n_positions")
 
 
 def rope_frequencies_from_config(
@@ -47,7 +53,7 @@ def rope_frequencies_from_config(
         if theta is None and config.get(key) is not None:
             theta = config[key]
     base = as_float("rope_theta", _DEFAULT_THETA if theta is None else theta, gt=1.0)
-    max_pos = config.get("max_position_embeddings")
+    max_pos = _first(config, _MAX_POSITIONS)
     if max_pos is not None:
         max_pos = as_int("max_position_embeddings", max_pos, lo=1, hi=2**40)
     rope_type = scaling.get("rope_type", scaling.get("type"))
@@ -87,6 +93,11 @@ def _rope_dict(config: Mapping[str, object], layer_type: str | None) -> dict[str
     return scaling
 
 
+def _first(config: Mapping[str, object], names: tuple[str, ...]) -> object:
+    """The value of the first of ``names`` present (and not null) in ``config``."""
+    return next((config[name] for name in names if config.get(name) is not None), None)
+
+
 def _same(a: object, b: object) -> bool:
     """Equality that also holds for lists and arrays (``==`` on arrays is elementwise)."""
     try:
@@ -101,9 +112,9 @@ def _rotary_dims(config: Mapping[str, object], scaling: dict[str, object]) -> tu
         head_dim = as_int("qk_rope_head_dim", config["qk_rope_head_dim"], lo=2)
     elif config.get("head_dim") is not None:
         head_dim = as_int("head_dim", config["head_dim"], lo=2)
-    elif config.get("hidden_size") is not None and config.get("num_attention_heads") is not None:
-        hidden = as_int("hidden_size", config["hidden_size"], lo=2)
-        heads = as_int("num_attention_heads", config["num_attention_heads"], lo=1)
+    elif _first(config, _HIDDEN) is not None and _first(config, _HEADS) is not None:
+        hidden = as_int("hidden_size", _first(config, _HIDDEN), lo=2)
+        heads = as_int("num_attention_heads", _first(config, _HEADS), lo=1)
         head_dim = hidden // heads
     else:
         raise PosEncError("config needs head_dim, or hidden_size and num_attention_heads, to know the head size")

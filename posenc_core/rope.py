@@ -42,6 +42,12 @@ __all__ = [
 
 PAIRINGS = ("half", "interleaved")
 MAX_ROTARY_DIM = 65536
+#: No real model turns faster than 1 radian per token; the cap keeps position · inv_freq finite for |position| ≤ 2^53.
+MAX_INV_FREQ = 1e6
+#: ... and none slower than 1e-30 (a wavelength of 6e30 tokens); the cap keeps 2π / inv_freq finite.
+MIN_INV_FREQ = 1e-30
+#: The largest base accepted: with it the slowest pair still turns faster than MIN_INV_FREQ.
+MAX_BASE = 1e30
 
 
 def rope_inv_freq(dim: int, *, base: float = 10000.0) -> np.ndarray:
@@ -51,7 +57,7 @@ def rope_inv_freq(dim: int, *, base: float = 10000.0) -> np.ndarray:
     (``1.0 / base ** (arange(0, dim, 2) / dim)``) so the float64 values agree with theirs bit for bit.
     """
     dim = as_int("dim", dim, lo=2, hi=MAX_ROTARY_DIM, even=True)
-    base = as_float("base", base, gt=1.0)
+    base = as_float("base", base, gt=1.0, le=MAX_BASE)
     return 1.0 / base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)  # (d/2,)
 
 
@@ -72,6 +78,8 @@ def rope_angles(positions: object, inv_freq: object) -> np.ndarray:
 def rope_rotation_matrix(position: float, inv_freq: object) -> np.ndarray:
     r"""The (d, d) block-diagonal :math:`R_m` of eq. (13) in the paper: 2×2 rotations on interleaved pairs."""
     position = as_float("position", position)
+    if abs(position) > 2.0**53:
+        raise PosEncError(f"position must have magnitude ≤ 2^53 (exact in float64), got {position:g}")
     inv_freq = _check_inv_freq(inv_freq)
     dim = 2 * inv_freq.shape[0]
     check_elements("rope_rotation_matrix", (dim, dim))
@@ -144,7 +152,9 @@ def rope_scores(
     attention_factor = as_float("attention_factor", attention_factor, gt=0.0)
     q_rot = _rotate(q, query_positions, inv_freq, attention_factor, pairing)
     k_rot = _rotate(k, key_positions, inv_freq, attention_factor, pairing)
-    return scale * (q_rot @ np.swapaxes(k_rot, -1, -2))
+    if scale != 1.0:
+        q_rot *= scale  # (L, d) multiplies instead of a pass over the (Lq, Lk) result
+    return q_rot @ np.swapaxes(k_rot, -1, -2)
 
 
 #: Entries of x rotated per block: the block's phasors, x and the result stay in L2 cache.
@@ -194,8 +204,8 @@ def _check_inv_freq(inv_freq: object) -> np.ndarray:
     inv_freq = as_array("inv_freq", inv_freq, ndim=1).astype(np.float64)
     if inv_freq.shape[0] == 0 or inv_freq.shape[0] > MAX_ROTARY_DIM // 2:
         raise PosEncError(f"inv_freq must have 1 … {MAX_ROTARY_DIM // 2} entries, got {inv_freq.shape[0]}")
-    if np.any(inv_freq <= 0):
-        raise PosEncError("inv_freq must be positive (radians per token)")
+    if np.any(inv_freq < MIN_INV_FREQ) or np.any(inv_freq > MAX_INV_FREQ):
+        raise PosEncError(f"inv_freq must be in [{MIN_INV_FREQ:g}, {MAX_INV_FREQ:g}] radians per token")
     return inv_freq
 
 

@@ -42,6 +42,9 @@ __all__ = [
     "yarn_ramp",
 ]
 
+#: Context extension ratios beyond this are not a model anyone runs (Llama 3.1 uses 8, DeepSeek-V3 40).
+MAX_FACTOR = 1e6
+
 ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
 
 # The keys each rope_type reads (besides "rope_type" / its legacy alias "type"), as in transformers' validators.
@@ -332,7 +335,7 @@ def _read_scaling(
 def _factor(params: Mapping[str, object]) -> float:
     if params.get("factor") is None:
         raise PosEncError("rope_scaling needs 'factor' (the context extension ratio s ≥ 1)")
-    return as_float("rope_scaling['factor']", params["factor"], ge=1.0)
+    return as_float("rope_scaling['factor']", params["factor"], ge=1.0, le=MAX_FACTOR)
 
 
 def _implied_factor(params: Mapping[str, object], max_pos: int | None, original: int) -> float:

@@ -23,17 +23,39 @@ import numpy as np
 from . import _trig
 from .errors import MAX_ELEMENTS, as_choice, as_float, as_float_dtype, as_int, check_elements
 
-__all__ = ["sinusoidal", "sinusoidal_inv_freq", "sinusoidal_shift_matrix"]
+__all__ = ["sinusoidal", "sinusoidal_inv_freq", "sinusoidal_shift_matrix", "sinusoidal_shift_residual"]
 
 LAYOUTS = ("interleaved", "concat")
+FORMS = ("exp", "power")
 _MAX_DIM = 65536
 
 
-def sinusoidal_inv_freq(dim: int, *, base: float = 10000.0) -> np.ndarray:
-    r"""The pair frequencies :math:`\omega_i = \text{base}^{-2i/d}`, i = 0 … d/2 − 1, shape (d/2,)."""
+def sinusoidal_inv_freq(dim: int, *, base: float = 10000.0, form: str = "exp") -> np.ndarray:
+    r"""The pair frequencies :math:`\omega_i = \text{base}^{-2i/d}`, i = 0 … d/2 − 1, shape (d/2,).
+
+    ``form="exp"`` evaluates :math:`\exp(-\tfrac{2i}{d}\ln\text{base})` (the PyTorch tutorial's ``div_term``),
+    ``form="power"`` evaluates the paper's :math:`\text{base}^{-2i/d}`; they are the same numbers up to rounding.
+    """
     dim = as_int("dim", dim, lo=2, hi=_MAX_DIM, even=True)
-    base = as_float("base", base, gt=1.0)
-    return np.exp(-(np.arange(0, dim, 2, dtype=np.float64) / dim) * math.log(base))
+    base = as_float("base", base, gt=1.0, le=1e30)
+    form = as_choice("form", form, FORMS)
+    two_i = np.arange(0, dim, 2, dtype=np.float64)
+    if form == "power":
+        return np.power(base, -two_i / dim)
+    return np.exp(-(two_i / dim) * math.log(base))
+
+
+def sinusoidal_shift_residual(length: int, dim: int, offset: int, *, base: float = 10000.0) -> float:
+    r""":math:`\max_p \lVert PE_{p+k} - M_k\,PE_p \rVert_\infty` over p = 0 … L − 1 − k (0 when k ≥ L).
+
+    The live check of the paper's linear-shift claim, for every p at once: rounding only (~1e-13 at L = 512).
+    """
+    offset = as_int("offset", offset, lo=0, hi=MAX_ELEMENTS)
+    table = sinusoidal(length, dim, base=base)
+    shift = sinusoidal_shift_matrix(offset, dim, base=base)
+    if offset >= table.shape[0]:
+        return 0.0
+    return float(np.max(np.abs(table[offset:] - table[: table.shape[0] - offset] @ shift.T)))
 
 
 def sinusoidal(
@@ -77,6 +99,7 @@ def sinusoidal_shift_matrix(offset: float, dim: int, *, base: float = 10000.0) -
     offset = as_float("offset", offset)
     omega = sinusoidal_inv_freq(dim, base=base)
     dim = omega.shape[0] * 2
+    check_elements("sinusoidal_shift_matrix", (dim, dim))
     c, s = np.cos(offset * omega), np.sin(offset * omega)
     m = np.zeros((dim, dim))
     rows = np.arange(0, dim, 2)
