@@ -90,10 +90,16 @@ def neighbour_distances(table: object) -> np.ndarray:
 
     Constant for sinusoids (one fixed rotation per step), jumping for binary codes (7 → 8 flips four bits).
     """
-    table = as_array("table", table, ndim=2)
+    table = as_array("table", table, ndim=2).astype(np.float64, copy=False)
     if table.shape[0] < 2:
         raise PosEncError(f"table must have at least 2 rows (positions), got shape {table.shape}")
-    return np.linalg.norm(np.diff(table, axis=0), axis=1)
+    with np.errstate(over="ignore"):
+        steps = np.diff(table, axis=0)  # (L − 1, d)
+    if not np.all(np.isfinite(steps)):
+        raise PosEncError("table values are too large: differences between rows overflow float64")
+    scale = np.max(np.abs(steps), axis=1, keepdims=True)  # norms of rescaled rows cannot overflow
+    scale[scale == 0] = 1.0
+    return scale[:, 0] * np.linalg.norm(steps / scale, axis=1)
 
 
 def self_attention(
@@ -221,6 +227,7 @@ def rope_decay_random(
     seed = as_int("seed", seed, lo=0, hi=2**32 - 1)
     if not isinstance(same_vector, bool):
         raise PosEncError(f"same_vector must be True or False, got {same_vector!r:.30}")
+    check_elements("rope_decay_random(distances × n_samples)", (distances.shape[0], n_samples))
     rng = np.random.default_rng(seed)
     n = inv_freq.shape[0]
     q = rng.standard_normal((n_samples, n, 2))

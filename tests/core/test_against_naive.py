@@ -49,6 +49,14 @@ def test_sinusoidal_equals_vaswani_formula_in_both_layouts(length, dim, base, la
     close(got, naive.sinusoidal(length, dim, base, layout))
 
 
+@pytest.mark.parametrize("layout", ["interleaved", "concat"])
+def test_sinusoidal_long_table_equals_formula_in_every_row(layout):
+    """5000 rows: long enough for any blocking of the library's fast cos/sin path to show at a seam."""
+    got = pc.sinusoidal(5000, 64, layout=layout)
+    # angles reach 5000 rad: rounding p·ω alone costs ~5000·2^-53 ≈ 6e-13 per element
+    close(got, naive.sinusoidal(5000, 64, 10000.0, layout), atol=1e-11)
+
+
 def test_sinusoidal_default_layout_is_interleaved_with_sin_in_even_columns():
     got = pc.sinusoidal(5, 8)
     close(got, naive.sinusoidal(5, 8, 10000.0, "interleaved"))
@@ -66,7 +74,18 @@ def test_sinusoidal_float32_is_float32_and_rounds_the_float64_table(layout):
 @pytest.mark.parametrize("dim", [2, 8, 128, 130])
 @pytest.mark.parametrize("base", [10000.0, 500.0])
 def test_sinusoidal_inv_freq_equals_base_to_minus_two_i_over_d(dim, base):
-    close(pc.sinusoidal_inv_freq(dim, base=base), naive.sinusoidal_inv_freq_power(dim, base), atol=0, rtol=1e-14)
+    close(pc.sinusoidal_inv_freq(dim, base=base), naive.sinusoidal_inv_freq_power(dim, base), atol=0, rtol=1e-13)
+
+
+@pytest.mark.parametrize("dim", [2, 8, 128, 130])
+@pytest.mark.parametrize("base", [10000.0, 500.0, 1e6])
+@pytest.mark.parametrize(
+    ("form", "oracle"),
+    [("exp", naive.sinusoidal_inv_freq_exp), ("power", naive.sinusoidal_inv_freq_power)],
+)
+def test_sinusoidal_inv_freq_each_form_equals_its_formula(dim, base, form, oracle):
+    # exp(−2i·ln b/d) rounds differently from b^(−2i/d): a few ulps of an exponent up to ln b ≈ 14
+    close(pc.sinusoidal_inv_freq(dim, base=base, form=form), oracle(dim, base), atol=0, rtol=1e-13)
 
 
 @pytest.mark.parametrize("offset", [0, 1, 5, -3, 37, 0.5, 1000])
@@ -241,6 +260,16 @@ def test_apply_rope_rotates_each_pair_by_position_times_theta(rng, shape, rot_di
     want = naive.apply_rope(x, list(positions), inv, pairing, attention_factor)
     # angles up to ~1200 rad: float64 angle rounding alone is ~1200·2^-53 ≈ 1.3e-13 per element
     close(got, want, atol=1e-11 if kind == "offset" else ATOL)
+
+
+@pytest.mark.parametrize("pairing", ["half", "interleaved"])
+@pytest.mark.parametrize("positions", [7.0 + 0.5 * np.arange(3000), np.arange(4097.0)[::-1]])
+def test_apply_rope_long_sequences_equal_naive_rotation_in_every_row(rng, pairing, positions):
+    x = rng.normal(size=(len(positions), 16))
+    inv = naive.rope_inv_freq(16, 10000.0)
+    got = pc.apply_rope(x, positions, np.array(inv), pairing=pairing)
+    # angles up to ~4100 rad: float64 rounding of p·θ alone is ~5e-13
+    close(got, naive.apply_rope(x, list(positions), inv, pairing, 1.0), atol=1e-11)
 
 
 def test_apply_rope_defaults_to_half_pairing_and_unit_attention_factor(rng):
@@ -432,6 +461,15 @@ SCALING_CASES = [
         10000.0,
         {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4},
         16,
+        None,
+        1.0,
+    ),
+    (
+        "yarn-high-clamped-to-d-minus-1",
+        8,
+        10.0,
+        {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1000},
+        4000,
         None,
         1.0,
     ),

@@ -286,6 +286,28 @@ def test_sinusoidal_dot_product_depends_only_on_offset_and_matches_similarity_cu
     np.testing.assert_allclose(dots, expected, rtol=0, atol=1e-10)
 
 
+@PROP
+@given(h=half_dims, base=bases, length=st.integers(1, 400), k=st.integers(0, 500))
+def test_sinusoidal_shift_residual_is_at_rounding_level(h, base, length, k):
+    table = pc.sinusoidal(length, 2 * h, base=base)
+    residual = pc.sinusoidal_shift_residual(table, pc.sinusoidal_shift_matrix(k, 2 * h, base=base), k)
+    assert residual < 1e-12
+    if k < length:  # the same number as the plain matrix product
+        direct = np.max(np.abs(table[k:] - table[: length - k] @ pc.sinusoidal_shift_matrix(k, 2 * h, base=base).T))
+        assert residual == pytest.approx(direct, abs=1e-14)  # the two round differently, both at ~1e-15
+
+
+@PROP
+@given(h=half_dims, base=bases, length=st.integers(2, 400))
+def test_sinusoidal_neighbour_distance_is_the_same_at_every_position(h, base, length):
+    # ‖PE_{p+1} − PE_p‖² = Σ_i 2 − 2 cos ω_i, whatever p: the table moves at constant speed
+    dim = 2 * h
+    dist = np.asarray(pc.neighbour_distances(pc.sinusoidal(length, dim, base=base)))
+    omega = pc.sinusoidal_inv_freq(dim, base=base)
+    assert dist.shape == (length - 1,)
+    np.testing.assert_allclose(dist, math.sqrt(np.sum(2.0 - 2.0 * np.cos(omega))), rtol=1e-9, atol=1e-12)
+
+
 # ------------------------------------------------------------------------------------------------------------------ T5
 
 

@@ -193,7 +193,11 @@ def test_sinusoid_exp_form_equals_power_form(dim, base):
     exp_form = np.exp(-2 * i * math.log(base) / dim)
     power_form = base ** (-2 * i / dim)
     np.testing.assert_allclose(exp_form, power_form, rtol=1e-13, atol=0)
-    np.testing.assert_allclose(pc.sinusoidal_inv_freq(dim, base=base), exp_form, rtol=1e-13, atol=0)
+    library_exp = pc.sinusoidal_inv_freq(dim, base=base, form="exp")
+    library_power = pc.sinusoidal_inv_freq(dim, base=base, form="power")
+    np.testing.assert_allclose(library_exp, exp_form, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(library_power, power_form, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(library_exp, library_power, rtol=1e-13, atol=0)
     np.testing.assert_allclose(pc.sinusoidal_inv_freq(dim, base=base), power_form, rtol=1e-13, atol=0)
     table = pc.sinusoidal(50, dim, base=base)
     angles = np.arange(50)[:, None] * exp_form[None, :]

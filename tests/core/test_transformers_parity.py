@@ -132,6 +132,31 @@ ROPE_CASES = [
         None,
     ),
     (
+        "default-mistral-rope-scaling-null",
+        "llama",
+        {
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "max_position_embeddings": 32768,
+            "rope_theta": 1000000.0,
+            "rope_scaling": None,
+        },
+        None,
+    ),
+    (
+        "dynamic-phi2-partial-rotary",
+        "llama",
+        {
+            "hidden_size": 2560,
+            "num_attention_heads": 32,
+            "partial_rotary_factor": 0.4,
+            "max_position_embeddings": 2048,
+            "rope_theta": 10000.0,
+            "rope_scaling": {"rope_type": "dynamic", "factor": 2.0},
+        },
+        5000,
+    ),
+    (
         "linear-legacy-type",
         "llama",
         {
@@ -336,6 +361,18 @@ ROPE_CASES = [
                 "beta_fast": 16.0,
                 "beta_slow": 2.0,
             },
+        },
+        None,
+    ),
+    (
+        "yarn-high-clamped-small-base",
+        "llama",
+        {
+            "hidden_size": 32,
+            "num_attention_heads": 4,
+            "max_position_embeddings": 4000,
+            "rope_theta": 10.0,
+            "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1000},
         },
         None,
     ),

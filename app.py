@@ -1,0 +1,14 @@
+r"""posenc — how Transformers encode position. Home page: what position encoding is for, and the reading path.
+
+Run with ``streamlit run app.py``; the teaching pages live in ``pages/`` (see ``posenc_ui/frame.py``).
+"""
+
+from posenc_ui.frame import reading_path, start
+from posenc_ui.views.home import VIEW
+
+page = start(VIEW)
+page.text("intro")
+page.heading("h_path")
+reading_path(page.lang)
+page.text("about")
+page.finish()

@@ -1,0 +1,22 @@
+r"""Page 1 — why position? Attention alone cannot tell "公司收购了竞争对手" from "竞争对手收购了公司"."""
+
+from posenc_ui.frame import start
+from posenc_ui.views.why import VIEW
+
+page = start(VIEW)
+page.text("intro")
+
+page.heading("h_attention")
+page.text("attention")
+page.controls("pair", "encoding")
+page.figures("attention_a", "attention_b")
+page.text("attention_read")
+
+page.heading("h_residuals")
+page.text("residuals")
+page.controls("dim", "seed")
+page.figure("residuals")
+page.text("takeaway")
+
+page.explain()
+page.finish()

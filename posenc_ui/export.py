@@ -1,0 +1,223 @@
+r"""Figures out of the app: offline HTML, PNG and SVG, and a whole static site of every page's figures.
+
+In the app, :func:`bytes_builder` hands ``st.download_button`` a callable, so a file is only built when its button
+is clicked. HTML inlines plotly.js (self-contained, ~4.9 MB, works offline); PNG and SVG go through kaleido and
+Debian's Chromium, with one kaleido server started on first use (~2 s once, ~0.2 s per image after).
+
+As a command, it writes every page's figures at their default settings for a course site with no server::
+
+    python -m posenc_ui.export --out site/ [--lang zh|en] [--no-images]
+    python -m posenc_ui.export --previews --out assets/previews   # the home page's card images
+
+``site/index.html`` links each figure's interactive HTML (sharing one ``plotly.min.js``) and shows its PNG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import html
+import re
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import plotly.graph_objects as go
+import plotly.offline
+
+FORMATS: tuple[str, ...] = ("html", "png", "svg")
+MIME = {"html": "text/html", "png": "image/png", "svg": "image/svg+xml"}
+IMAGE_WIDTH = 960  # px; the height is the figure's own
+PNG_SCALE = 2  # crisp on high-density screens and slides
+
+_kaleido_lock = threading.Lock()
+_kaleido_started = False
+
+
+def html_bytes(fig: go.Figure, *, plotlyjs: bool | str = True) -> bytes:
+    r"""A complete HTML page of ``fig``; ``plotlyjs=True`` inlines plotly.js, a path string links to it instead."""
+    return fig.to_html(include_plotlyjs=plotlyjs, full_html=True, config={"displaylogo": False}).encode("utf-8")
+
+
+def stop_kaleido() -> None:
+    r"""Stop the kaleido server if this process started one (before interpreter exit tears down its temp dir)."""
+    global _kaleido_started
+    with _kaleido_lock:
+        if _kaleido_started:
+            import kaleido
+
+            kaleido.stop_sync_server(silence_warnings=True)
+            _kaleido_started = False
+
+
+def _ensure_kaleido() -> None:
+    r"""Start the kaleido sync server once per process (it keeps one Chromium alive for all later images)."""
+    global _kaleido_started
+    if _kaleido_started:
+        return
+    import kaleido
+
+    kaleido.start_sync_server(silence_warnings=True)
+    atexit.register(stop_kaleido)
+    _kaleido_started = True
+
+
+def image_bytes(fig: go.Figure, fmt: str) -> bytes:
+    r"""``fig`` rendered as ``"png"`` or ``"svg"`` by kaleido (CJK text needs fonts-noto-cjk installed)."""
+    if fmt not in ("png", "svg"):
+        raise ValueError(f"fmt must be 'png' or 'svg', got {fmt!r}")
+    import kaleido
+
+    height = fig.layout.height or 420
+    opts = {"format": fmt, "width": IMAGE_WIDTH, "height": height, "scale": PNG_SCALE if fmt == "png" else 1}
+    with _kaleido_lock:  # one Chromium tab at a time; sessions may click at once
+        _ensure_kaleido()
+        return kaleido.calc_fig_sync(fig.to_dict(), opts=opts)
+
+
+def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
+    r"""``fig`` as the bytes of a ``"html"``, ``"png"`` or ``"svg"`` file."""
+    return html_bytes(fig) if fmt == "html" else image_bytes(fig, fmt)
+
+
+def bytes_builder(fig: go.Figure, fmt: str) -> Callable[[], bytes]:
+    r"""A callable for ``st.download_button(data=...)``: the file is built only when the button is clicked."""
+    return lambda: figure_bytes(fig, fmt)
+
+
+# --- the static site ---------------------------------------------------------------------------------------------
+
+
+def write_site(out: Path, langs: Sequence[str], *, images: bool = True) -> list[Path]:
+    r"""Write every page's default figures under ``out/<lang>/`` and an ``out/index.html``; return the files."""
+    from . import catalog
+    from .i18n import t
+    from .state import defaults
+    from .views import VIEWS
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "plotly.min.js"]
+    written[0].write_text(plotly.offline.get_plotlyjs(), encoding="utf-8")
+    sections: list[str] = []
+    for lang in langs:
+        folder = out / lang
+        folder.mkdir(exist_ok=True)
+        sections.append(f"<h2>{html.escape(t('export.site_lang', lang))}</h2>")
+        for view in VIEWS:
+            values = defaults(view.params)
+            page = catalog.BY_ID[view.page_id]
+            title = t(f"page.{page.id}.title", lang)
+            items: list[str] = []
+            for name, build in view.figures.items():
+                fig = build(values, lang)
+                stem = folder / f"{page.number}-{view.page_id}-{name}"
+                stem.with_suffix(".html").write_bytes(html_bytes(fig, plotlyjs="../plotly.min.js"))
+                written.append(stem.with_suffix(".html"))
+                items.append(_site_item(fig, stem, out, images, written))
+            sections.append(
+                f"<h3>{page.number}. {html.escape(title)}</h3>"
+                f"<p>{html.escape(t(f'page.{page.id}.promise', lang))}</p><div class='grid'>{''.join(items)}</div>"
+            )
+    index = out / "index.html"
+    index.write_text(_site_page(sections), encoding="utf-8")
+    written.append(index)
+    return written
+
+
+def _site_item(fig: go.Figure, stem: Path, out: Path, images: bool, written: list[Path]) -> str:
+    r"""One figure's entry in the index: its PNG (if rendered) linking to the interactive HTML."""
+    href = stem.with_suffix(".html").relative_to(out).as_posix()
+    title = html.escape(re.sub(r"<[^>]+>", "", fig.layout.title.text or stem.name))  # plotly's <sub>, <sup>
+    if not images:
+        return f"<a href='{href}'>{title}</a>"
+    for fmt in ("png", "svg"):
+        stem.with_suffix(f".{fmt}").write_bytes(image_bytes(fig, fmt))
+        written.append(stem.with_suffix(f".{fmt}"))
+    png = stem.with_suffix(".png").relative_to(out).as_posix()
+    svg = stem.with_suffix(".svg").relative_to(out).as_posix()
+    return (
+        f"<figure><a href='{href}'><img src='{png}' alt='{title}'></a>"
+        f"<figcaption><a href='{href}'>{title}</a> · <a href='{svg}'>SVG</a></figcaption></figure>"
+    )
+
+
+#: The figure each home-page card shows, drawn small and without words so one image serves both languages.
+PREVIEW_FIGURES = {"why": "residuals", "first": "binary", "sinusoidal": "heatmap", "learned": "extrapolation"}
+PREVIEW_SIZE = (480, 240)
+
+
+def preview_figure(fig: go.Figure) -> go.Figure:
+    r"""``fig`` stripped of every word (title, axis titles, tick labels, legend, annotations) for a card."""
+    bare = go.Figure(fig)
+    bare.update_layout(title=None, showlegend=False, margin={"l": 4, "r": 4, "t": 4, "b": 4})
+    bare.layout.annotations = ()  # update_layout(annotations=[]) would leave them in place
+    bare.update_xaxes(title=None, showticklabels=False)
+    bare.update_yaxes(title=None, showticklabels=False)
+    bare.update_traces(showscale=False, selector={"type": "heatmap"})
+    bare.update_traces(text=None, texttemplate=None)
+    return bare
+
+
+def write_previews(folder: Path) -> list[Path]:
+    r"""The home page's card images, ``folder/<page id>.png``, from each page's figure at its defaults."""
+    from .state import defaults
+    from .views import VIEWS
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for view in VIEWS:
+        fig = preview_figure(view.figures[PREVIEW_FIGURES[view.page_id]](defaults(view.params), "en"))
+        width, height = PREVIEW_SIZE
+        with _kaleido_lock:
+            _ensure_kaleido()
+            png = kaleido_png(fig, width, height)
+        path = folder / f"{view.page_id}.png"
+        path.write_bytes(png)
+        written.append(path)
+    return written
+
+
+def kaleido_png(fig: go.Figure, width: int, height: int) -> bytes:
+    r"""A PNG of ``fig`` at exactly ``width`` × ``height`` CSS pixels, scale 1 (the kaleido server must run)."""
+    import kaleido
+
+    return kaleido.calc_fig_sync(fig.to_dict(), opts={"format": "png", "width": width, "height": height, "scale": 1})
+
+
+def _site_page(sections: Sequence[str]) -> str:
+    style = (
+        "body{font-family:'Noto Sans CJK SC','Noto Sans',sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
+        ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:1em}"
+        "img{width:100%;border:1px solid #ddd}figure{margin:0}"
+    )
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width,initial-scale=1'>"
+        f"<title>posenc</title><style>{style}</style></head><body><h1>posenc</h1>{''.join(sections)}</body></html>"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    r"""``python -m posenc_ui.export --out DIR [--lang zh|en] [--no-images]``."""
+    from .i18n import LANGS
+
+    parser = argparse.ArgumentParser(prog="python -m posenc_ui.export", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder to write (created if missing)")
+    parser.add_argument("--lang", choices=LANGS, help="one language (default: both)")
+    parser.add_argument("--no-images", action="store_true", help="skip PNG/SVG (no Chromium needed)")
+    parser.add_argument("--previews", action="store_true", help="write only the home page's card images to --out")
+    args = parser.parse_args(argv)
+    try:
+        if args.previews:
+            files = write_previews(args.out)
+        else:
+            files = write_site(args.out, [args.lang] if args.lang else list(LANGS), images=not args.no_images)
+    finally:
+        stop_kaleido()
+    where = "" if args.previews else f" (open {args.out / 'index.html'})"
+    print(f"wrote {len(files)} files to {args.out}{where}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

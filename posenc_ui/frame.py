@@ -1,0 +1,395 @@
+r"""The frame every page calls first: page config, language, URL state, navigation and the shared panels.
+
+A page script reads like a description of its UI::
+
+    page = start(VIEW)                      # config, language, URL → widgets, navigation, notices
+    page.text("intro")                      # markdown from the i18n catalogue (skipped when embedded)
+    page.controls("length", "dim", "base")  # widgets built from the view's Params
+    page.figure("heatmap")                  # the view's figure, its export buttons; errors keep the last good one
+    page.explain()                          # formula beside the core source, paper, live checks
+    page.finish()                           # values → URL, share / embed box, next page
+
+State rules (see ../shared/STREAMLIT.md): a widget is seeded once, from the URL if the URL names it (parsed,
+clamped, a notice when changed), else from what this session last had on that page, else its default; after the
+widgets, the values are written back to the URL. Page switches drop the query string and widget state, so each
+page's encoded values are also kept in ``st.session_state[MEMORY]`` and carried by the navigation links.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from posenc_core import PosEncError
+
+from . import catalog, export
+from .catalog import ROOT, PageInfo
+from .i18n import DEFAULT_LANG, LANGS, lang_from_locale, t
+from .state import BoolParam, ChoiceParam, IntListParam, IntParam, Param, Problem, encode_all
+from .views.base import Check, View
+
+MEMORY = "_posenc_memory"  # {page_id: {name: encoded value}}: survives page switches
+LAST_GOOD = "_posenc_last_good"  # {(page_id, figure): go.Figure}: shown again when a core call refuses
+LANG_MEMORY = "_posenc_lang"
+LANG_WIDGET = "_posenc_lang_widget"
+LANG_NAMES = {"zh": "中文", "en": "English"}
+FAVICON = str(ROOT / "assets" / "favicon.png")
+PLOTLY_CONFIG = {"displaylogo": False, "scrollZoom": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+EMBED_HEIGHT = 720  # px of the <iframe> snippet
+
+
+def widget_key(page_id: str, name: str) -> str:
+    r"""The session-state key of a page's widget (page-qualified: two pages may both have a ``length``)."""
+    return f"{page_id}.{name}"
+
+
+class Page:
+    r"""A running page: its :class:`View`, language, embed flag, and the calls that lay it out."""
+
+    def __init__(self, view: View, lang: str, embedded: bool) -> None:
+        self.view = view
+        self.lang = lang
+        self.embedded = embedded
+        self.info: PageInfo | None = catalog.BY_ID.get(view.page_id)
+        self._shown: list[Check] = []
+
+    # --- text ---------------------------------------------------------------------------------------------------
+
+    def t(self, key: str, **fmt: object) -> str:
+        r"""The string ``key`` (absolute, e.g. ``"nav.home"``) in this page's language."""
+        return t(key, self.lang, **fmt)
+
+    def text(self, key: str, **fmt: object) -> None:
+        r"""Markdown ``<page>.<key>``; left out in embed mode, which shows only figures and controls."""
+        if not self.embedded:
+            st.markdown(self.t(f"{self.view.page_id}.{key}", **fmt))
+
+    def heading(self, key: str) -> None:
+        r"""A section heading ``<page>.<key>`` (kept when embedded, as the figures' caption)."""
+        st.subheader(self.t(f"{self.view.page_id}.{key}"), anchor=False)
+
+    # --- widgets ------------------------------------------------------------------------------------------------
+
+    @property
+    def values(self) -> dict[str, Any]:
+        r"""The current value of every parameter of the page, in declaration order."""
+        out: dict[str, Any] = {}
+        for param in self.view.params:
+            value = st.session_state[widget_key(self.view.page_id, param.name)]
+            out[param.name] = tuple(value) if isinstance(value, list) else value
+        return out
+
+    def controls(self, *names: str, columns: int | None = None) -> None:
+        r"""The widgets of ``names``, side by side (columns stack on a phone)."""
+        cols = st.columns(columns or len(names))
+        for i, name in enumerate(names):
+            with cols[i % len(cols)]:
+                self._widget(self.view.param(name))
+
+    def _widget(self, param: Param) -> None:
+        key = widget_key(self.view.page_id, param.name)
+        current = self.values
+        clamped = param.clamp(current[param.name], current)  # a bound may follow a widget drawn above
+        if clamped != current[param.name]:
+            st.session_state[key] = list(clamped) if isinstance(clamped, tuple) else clamped
+        label = self.t(f"{self.view.page_id}.{param.name}")
+        if isinstance(param, IntParam):
+            st.slider(label, min_value=param.lo, max_value=param.upper(current), step=param.step, key=key)
+        elif isinstance(param, BoolParam):
+            st.toggle(label, key=key)
+        elif isinstance(param, IntListParam):
+            options = range(param.lo, param.upper(current) + 1)
+            st.multiselect(label, options, key=key, max_selections=param.max_items)
+        elif isinstance(param, ChoiceParam):
+            fmt = self._option_label(param)
+            if param.widget == "select_slider":
+                st.select_slider(label, options=param.options, format_func=fmt, key=key)
+            elif param.widget == "radio":  # long labels: a radio wraps on a phone, a segmented control does not
+                st.radio(label, param.options, format_func=fmt, key=key, horizontal=True)
+            else:
+                st.segmented_control(label, param.options, format_func=fmt, key=key, required=True)
+
+    def _option_label(self, param: ChoiceParam) -> Callable[[Any], str]:
+        if isinstance(param.options[0], int | float):
+            return lambda v: f"{v:,.0f}"
+        prefix = param.labels or f"{self.view.page_id}.{param.name}"
+        return lambda v: self.t(f"{prefix}.{v}")
+
+    # --- figures and checks ---------------------------------------------------------------------------------
+
+    def figure(self, name: str) -> None:
+        r"""Draw figure ``name`` with its export buttons; a :class:`PosEncError` shows its message instead.
+
+        The core's message is already written for people (it names the argument, the value and the allowed
+        range), so it is shown as is, above the last figure that could be drawn.
+        """
+        last_good: dict[tuple[str, str], go.Figure] = st.session_state.setdefault(LAST_GOOD, {})
+        try:
+            fig = self.view.figures[name](self.values, self.lang)
+        except PosEncError as err:
+            st.error(self.t("frame.core_refused", message=str(err)), icon=":material/error:")
+            fig = last_good.get((self.view.page_id, name))
+            if fig is None:
+                return
+        else:
+            last_good[(self.view.page_id, name)] = fig
+        st.plotly_chart(fig, theme=None, config=PLOTLY_CONFIG, key=f"fig.{self.view.page_id}.{name}")
+        if not self.embedded:
+            self._export_buttons(fig, name)
+
+    def figures(self, *names: str) -> None:
+        r"""Several figures side by side on a wide screen, one under the other on a phone."""
+        for col, name in zip(st.columns(len(names)), names, strict=True):
+            with col:
+                self.figure(name)
+
+    def _export_buttons(self, fig: go.Figure, name: str) -> None:
+        stem = f"posenc-{self.view.page_id}-{name}-{self.lang}"
+        with st.container(horizontal=True, horizontal_alignment="right", vertical_alignment="center", gap="small"):
+            st.caption(self.t("export.label"))
+            for fmt in export.FORMATS:
+                st.download_button(
+                    self.t(f"export.{fmt}"),
+                    data=export.bytes_builder(fig, fmt),
+                    file_name=f"{stem}.{fmt}",
+                    mime=export.MIME[fmt],
+                    on_click="ignore",
+                    key=f"dl.{self.view.page_id}.{name}.{fmt}",
+                    icon=":material/download:",
+                    type="tertiary",
+                )
+
+    def check(self, name: str) -> Check | None:
+        r"""Show the live check ``name`` (✓ when the claim holds on the numbers just drawn) and return it.
+
+        When the core refuses the current settings there is nothing to check; the figure above says why.
+        """
+        try:
+            check = self.view.checks[name](self.values)
+        except PosEncError:
+            st.caption(self.t("frame.check_skipped"))
+            return None
+        if check in self._shown:  # two claims that coincide for these settings are shown once
+            return check
+        self._shown.append(check)
+        render_check(check, self.lang)
+        return check
+
+    def refusal(self, message: str | None) -> None:
+        r"""A core refusal shown as the lesson it is, not as a crash; or ``<page>.served`` when the call worked."""
+        if message is None:
+            st.success(self.t(f"{self.view.page_id}.served", **self.values), icon=":material/check_circle:")
+        else:
+            st.error(self.t("frame.refusal", message=message), icon=":material/block:")
+
+    # --- panels -------------------------------------------------------------------------------------------------
+
+    def explain(self) -> None:
+        r"""Formula beside the source of the core function that computes it, the paper, the live checks."""
+        if self.embedded:
+            return
+        ex = self.view.explain
+        st.subheader(self.t("explain.title"), anchor=False)
+        left, right = st.columns(2, gap="large")
+        with left:
+            for formula in ex.latex:
+                st.latex(formula)
+            st.markdown(f"**{self.t('explain.paper')}** {ex.paper}")
+            for name in ex.checks:
+                self.check(name)
+        with right:
+            render_sources(ex.sources, self.lang)
+
+    def finish(self) -> None:
+        r"""Write the values to the URL and to the session memory; draw the share box and the next-page link."""
+        encoded = encode_all(self.view.params, self.values)
+        st.session_state.setdefault(MEMORY, {})[self.view.page_id] = encoded
+        write_url({"lang": self.lang, **encoded})
+        if self.embedded:
+            return
+        share_box(self.info, {"lang": self.lang, **encoded}, self.lang)
+        upcoming = catalog.next_page(self.view.page_id) if self.info else None
+        if upcoming is not None:
+            st.page_link(
+                upcoming.script,
+                label=self.t("nav.next", title=self.t(f"page.{upcoming.id}.title")),
+                icon=":material/arrow_forward:",
+                query_params=link_params(upcoming, self.lang),
+            )
+
+
+# --- start: language, seeding, navigation ----------------------------------------------------------------------
+
+
+def start(view: View) -> Page:
+    r"""Configure the page, resolve the language, seed the widgets from the URL, draw header and navigation."""
+    embedded = bool(st.context.is_embedded)
+    lang = resolve_lang()
+    title = t(f"page.{view.page_id}.title", lang) if view.page_id in catalog.BY_ID else t("home.title", lang)
+    st.set_page_config(page_title=f"{title} · posenc", page_icon=FAVICON, layout="wide")
+    problems = seed(view)
+    page = Page(view, lang, embedded)
+    if not embedded:
+        header(title, lang)
+        navigation(lang)
+    else:
+        st.subheader(title, anchor=False)
+    for problem in problems:
+        st.warning(notice(problem, lang), icon=":material/link_off:")
+    return page
+
+
+def resolve_lang() -> str:
+    r"""The language: the switch if drawn this session, else ``?lang=``, else the session's, browser's, English."""
+    lang = st.session_state.get(LANG_WIDGET)
+    if lang not in LANGS:  # first run of the session, or the switch's state was dropped by a page change
+        lang = pick_lang(st.query_params.get("lang"), st.session_state.get(LANG_MEMORY), st.context.locale)
+        st.session_state[LANG_WIDGET] = lang
+    st.session_state[LANG_MEMORY] = lang
+    return lang
+
+
+def pick_lang(url: str | None, remembered: str | None, locale: str | None) -> str:
+    r"""The first of: the URL's ``lang`` (if one we have), the session's, the browser locale's, English."""
+    for candidate in (url, remembered, lang_from_locale(locale)):
+        if candidate in LANGS:
+            return candidate
+    return DEFAULT_LANG
+
+
+def seed(view: View) -> list[Problem]:
+    r"""Put a value under every widget key that has none yet; return what the URL got wrong."""
+    memory: Mapping[str, str] = st.session_state.get(MEMORY, {}).get(view.page_id, {})
+    url = {name: st.query_params.get_all(name) for name in st.query_params}
+    state: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for param in view.params:
+        key = widget_key(view.page_id, param.name)
+        if key in st.session_state:
+            value = st.session_state[key]
+            state[param.name] = tuple(value) if isinstance(value, list) else value
+            continue
+        raw = url.get(param.name) or memory.get(param.name)
+        if raw is None:
+            value, problem = param.clamp(param.default, state), None
+        else:
+            value, problem = param.parse(raw, state)
+        if problem is not None and param.name in url:
+            problems.append(problem)
+        state[param.name] = value
+        st.session_state[key] = list(value) if isinstance(value, tuple) else value
+    return problems
+
+
+def notice(problem: Problem, lang: str) -> str:
+    r"""The visible sentence for a URL value that was replaced or clamped."""
+    return t(f"frame.url_{problem.kind}", lang, name=problem.name, raw=problem.raw, used=problem.used)
+
+
+def header(title: str, lang: str) -> None:
+    r"""Title on the left, the language switch on the right (on a phone they stack, switch first visible)."""
+    left, right = st.columns([5, 1], vertical_alignment="bottom")
+    left.title(title, anchor=False)
+    right.segmented_control(
+        t("frame.language", lang),
+        LANGS,
+        format_func=LANG_NAMES.__getitem__,
+        key=LANG_WIDGET,
+        required=True,
+        label_visibility="collapsed",
+    )
+
+
+def link_params(page: PageInfo, lang: str) -> dict[str, str]:
+    r"""The query string a link to ``page`` carries: the language and what the session last had there."""
+    return {"lang": lang, **st.session_state.get(MEMORY, {}).get(page.id, {})}
+
+
+def navigation(lang: str) -> None:
+    r"""The translated reading path in the sidebar; pages not built yet are listed as "coming soon"."""
+    with st.sidebar:
+        st.page_link(
+            catalog.HOME_SCRIPT, label=t("nav.home", lang), icon=":material/home:", query_params={"lang": lang}
+        )
+        for page in catalog.PAGES:
+            label = f"{page.number}. {t(f'page.{page.id}.title', lang)}"
+            if page.built:
+                st.page_link(page.script, label=label, query_params=link_params(page, lang))
+            else:
+                st.caption(f"{label} · {t('nav.soon', lang)}")
+
+
+def reading_path(lang: str, *, columns: int = 3) -> None:
+    r"""One card per page of the reading path: number, title, one-line promise, preview, link or "coming soon".
+
+    Laid out row by row, so cards of a row line up and a phone (where columns stack) reads them in order.
+    """
+    for start in range(0, len(catalog.PAGES), columns):
+        for col, info in zip(st.columns(columns), catalog.PAGES[start : start + columns], strict=False):
+            with col.container(border=True, height="stretch"):
+                page_card(info, lang)
+
+
+def page_card(info: PageInfo, lang: str) -> None:
+    r"""The contents of one reading-path card."""
+    st.markdown(f"**{info.number} · {t(f'page.{info.id}.title', lang)}**")
+    st.caption(t(f"page.{info.id}.promise", lang))
+    preview = catalog.preview(info)
+    if preview is not None:
+        st.image(str(preview), width="stretch")
+    if info.built:
+        st.page_link(info.script, label=t("home.open", lang), icon=":material/arrow_forward:",
+                     query_params=link_params(info, lang))  # fmt: skip
+    else:
+        st.badge(t("nav.soon", lang), icon=":material/schedule:", color="gray")
+
+
+def write_url(params: Mapping[str, str]) -> None:
+    r"""Make the address bar reproduce the view (only when it changed, to spare the browser a message)."""
+    if st.query_params.to_dict() != dict(params):
+        st.query_params.from_dict(params)
+
+
+def share_link(info: PageInfo | None, params: Mapping[str, str], *, embed: bool = False) -> str:
+    r"""An absolute link to this page in this state (``embed=True`` adds Streamlit's embed flag)."""
+    base = st.context.url or f"http://localhost:8501/{info.url_path if info else ''}"
+    query = dict(params, embed="true") if embed else dict(params)
+    return f"{base}?{urlencode(query)}"
+
+
+def share_box(info: PageInfo | None, params: Mapping[str, str], lang: str) -> None:
+    r"""The link and an ``<iframe>`` snippet for the current state, each with Streamlit's copy button."""
+    with st.expander(t("share.title", lang), icon=":material/share:"):
+        st.caption(t("share.link", lang))
+        st.code(share_link(info, params), language=None, wrap_lines=True)
+        st.caption(t("share.embed", lang))
+        src = share_link(info, params, embed=True)
+        snippet = f'<iframe src="{src}" width="100%" height="{EMBED_HEIGHT}" style="border:0" loading="lazy"></iframe>'
+        st.code(snippet, language="html", wrap_lines=True)
+
+
+def render_check(check: Check, lang: str) -> None:
+    r"""One live check as a coloured line: the claim, the residual just measured, ✓ or ✗."""
+    words = {name: t(key, lang) for name, key in check.fmt_keys.items()}
+    text = t(check.key, lang, residual=f"{check.residual:.1e}", **check.fmt, **words)
+    (st.success if check.passed else st.error)(f"{'✓' if check.passed else '✗'} {text}")
+
+
+def source_name(fn: Callable[..., Any]) -> str:
+    r"""``posenc_core.sinusoidal`` — the public name, whichever submodule defines the function."""
+    package = fn.__module__.split(".")[0]
+    return f"{package}.{fn.__name__}" if package == "posenc_core" else f"{fn.__module__}.{fn.__name__}"
+
+
+def render_sources(sources: Sequence[Callable[..., Any]], lang: str) -> None:
+    r"""The exact source of each core function, one tab per function."""
+    tabs = st.tabs([source_name(fn) for fn in sources])
+    for tab, fn in zip(tabs, sources, strict=True):
+        with tab:
+            st.code(inspect.getsource(fn), language="python", height=360)
+    st.caption(t("explain.source_note", lang))

@@ -1,0 +1,58 @@
+r"""Every visible string, in Chinese and English, from the JSON catalogues in ``assets/i18n/``.
+
+``t(key, lang, **fmt)`` is a pure lookup (plus ``str.format``), so figure builders and the export command use it
+without a Streamlit session. Keys are dotted (``"p3.intro"``); both catalogues hold the same keys with the same
+``{placeholders}`` — ``tests/app/test_i18n.py`` fails otherwise. A missing key raises ``KeyError`` rather than
+showing a half-translated page.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+LANGS: tuple[str, ...] = ("zh", "en")
+#: The language when neither the URL nor the browser names one we have.
+DEFAULT_LANG = "en"
+CATALOGUE_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
+
+
+@functools.cache
+def catalogue(lang: str) -> Mapping[str, str]:
+    r"""The string table of ``lang`` (one of :data:`LANGS`), read once per process.
+
+    ``assets/i18n/<lang>.json`` holds the frame's and the first pages' strings; each later page keeps its own in
+    ``assets/i18n/pages/<page_id>.<lang>.json``. A key defined twice is an error, not a silent override.
+    """
+    if lang not in LANGS:
+        raise KeyError(f"unknown language {lang!r}; have {LANGS}")
+    table: dict[str, str] = {}
+    for path in [CATALOGUE_DIR / f"{lang}.json", *sorted((CATALOGUE_DIR / "pages").glob(f"*.{lang}.json"))]:
+        with path.open(encoding="utf-8") as fh:
+            part = json.load(fh)
+        clash = sorted(set(part) & set(table))
+        if clash:
+            raise KeyError(f"{path.name} redefines {clash[:5]}")
+        table.update(part)
+    return table
+
+
+def t(key: str, lang: str, /, **fmt: object) -> str:
+    r"""The text of ``key`` in ``lang``, with ``{name}`` placeholders filled from ``fmt``."""
+    text = catalogue(lang)[key]
+    return text.format(**fmt) if fmt else text
+
+
+def has(key: str, lang: str = DEFAULT_LANG) -> bool:
+    r"""Whether ``key`` exists (for optional strings, e.g. a figure's caption)."""
+    return key in catalogue(lang)
+
+
+def lang_from_locale(locale: str | None) -> str | None:
+    r"""``"zh"`` for any Chinese browser locale (zh-CN, zh-TW, zh-Hant…), ``"en"`` for English, else None."""
+    if not locale:
+        return None
+    primary = locale.replace("_", "-").split("-")[0].lower()
+    return primary if primary in LANGS else None

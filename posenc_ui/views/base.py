@@ -1,0 +1,92 @@
+r"""What a page is made of, without Streamlit: its parameters, figures, live checks and explain panel.
+
+A :class:`View` maps names to pure functions of the page's current values: ``figures[name](values, lang)``
+returns a ``go.Figure`` (one cached :mod:`posenc_core` call, then a builder from :mod:`posenc_ui.figures`), and
+``checks[name](values)`` returns a :class:`Check` — the page's claim measured on the numbers it just drew. The
+page script only lays these out; the export command and the tests call them directly.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import plotly.graph_objects as go
+
+from ..state import Param
+
+Values = Mapping[str, Any]
+FigureFn = Callable[[Values, str], go.Figure]
+R = TypeVar("R")
+
+
+def uses(*names: str, maxsize: int = 32) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    r"""Cache a recipe ``fn(values, *rest)`` on the parameters it reads, so moving any other slider reuses it.
+
+    The recipe sees only ``names`` (reading anything else is a ``KeyError``, which the tests would catch), and
+    its result — a figure or a check — is shared by every session asking for the same values. Results are never
+    mutated after they are built.
+    """
+
+    def decorate(fn: Callable[..., R]) -> Callable[..., R]:
+        @functools.lru_cache(maxsize=maxsize)
+        def cached(key: tuple[Any, ...], *rest: Any) -> R:
+            return fn(dict(zip(names, key, strict=True)), *rest)
+
+        @functools.wraps(fn)
+        def recipe(values: Values, *rest: Any) -> R:
+            return cached(tuple(values[name] for name in names), *rest)
+
+        recipe.uses = names  # type: ignore[attr-defined]
+        return recipe
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class Check:
+    r"""A claim and its measured residual; ``expect_zero=False`` claims the residual is *large* (order matters).
+
+    ``key`` names the i18n sentence, filled with ``residual``, ``fmt`` and the translations of ``fmt_keys``
+    (placeholder → i18n key, e.g. ``{"encoding": "enc.rope"}``).
+    """
+
+    key: str
+    residual: float
+    expect_zero: bool = True
+    tolerance: float = 1e-9
+    fmt: Mapping[str, Any] = field(default_factory=dict)
+    fmt_keys: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return (self.residual <= self.tolerance) == self.expect_zero
+
+
+CheckFn = Callable[[Values], Check]
+
+
+@dataclass(frozen=True)
+class Explain:
+    r"""The explain panel: formulas (LaTeX), the core functions that compute them, the paper, the main checks."""
+
+    latex: tuple[str, ...]
+    sources: tuple[Callable[..., Any], ...]
+    paper: str
+    checks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class View:
+    r"""One teaching page: ``page_id`` (the i18n prefix and :mod:`posenc_ui.catalog` id) and its parts."""
+
+    page_id: str
+    params: tuple[Param, ...]
+    figures: Mapping[str, FigureFn]
+    checks: Mapping[str, CheckFn]
+    explain: Explain
+
+    def param(self, name: str) -> Param:
+        return next(p for p in self.params if p.name == name)

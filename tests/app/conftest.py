@@ -1,0 +1,38 @@
+r"""AppTest fixtures: the real app, started from ``app.py`` and switched to a page, in a chosen language."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from posenc_ui import catalog
+
+
+@pytest.fixture
+def open_page() -> Callable[..., AppTest]:
+    r"""``open_page(script, lang=..., params=..., context=...)``: an AppTest that has run that page once.
+
+    ``script=None`` is the home page. Query params are set before the first run, as a deep link would.
+    """
+
+    def _open(
+        script: str | None = None,
+        *,
+        lang: str | None = None,
+        params: dict[str, str] | None = None,
+        context: dict | None = None,
+    ) -> AppTest:
+        at = AppTest.from_file(str(catalog.ROOT / catalog.HOME_SCRIPT), default_timeout=30)
+        at.context.update(context or {})
+        if script is not None:
+            at.switch_page(script)
+        query = dict(params or {})
+        if lang is not None:
+            query["lang"] = lang
+        at.query_params.update(query)
+        at.run()
+        return at
+
+    return _open

@@ -1,0 +1,59 @@
+r"""Export bytes are valid files, and the static-site command writes every page's figures with an index."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pytest
+
+from posenc_ui import export
+from posenc_ui.figures.style import figure
+from posenc_ui.views import VIEWS
+
+
+@pytest.fixture(scope="module")
+def fig() -> go.Figure:
+    return figure([{"type": "scatter", "y": [1, 3, 2], "name": "位置"}], title="位置编码 · position")
+
+
+def test_html_is_self_contained(fig: go.Figure) -> None:
+    page = export.html_bytes(fig).decode()
+    assert page.lower().startswith("<!doctype html") or "<html" in page[:200]
+    assert '<script src="https://cdn' not in page and len(page) > 1_000_000  # plotly.js is inlined
+    assert "位置编码" in page
+
+
+@pytest.mark.slow
+def test_png_and_svg_render_through_kaleido(fig: go.Figure) -> None:
+    png = export.figure_bytes(fig, "png")
+    svg = export.figure_bytes(fig, "svg").decode()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
+    assert svg.lstrip().startswith("<svg") and "位置编码" in svg
+
+
+def test_bytes_builder_defers_the_work(fig: go.Figure, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(export, "figure_bytes", lambda f, fmt: calls.append(fmt) or b"x")
+    build = export.bytes_builder(fig, "png")
+    assert calls == []
+    assert build() == b"x" and calls == ["png"]
+
+
+def test_site_without_images_has_every_figure_and_an_index(tmp_path) -> None:
+    assert export.main(["--out", str(tmp_path), "--lang", "zh", "--no-images"]) == 0
+    pages = sorted(p.name for p in (tmp_path / "zh").glob("*.html"))
+    assert len(pages) == sum(len(view.figures) for view in VIEWS)
+    index = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert all(f"zh/{name}" in index for name in pages) and "正弦位置编码" in index
+    assert 'src="../plotly.min.js"' in (tmp_path / "zh" / pages[0]).read_text(encoding="utf-8")
+    assert (tmp_path / "plotly.min.js").stat().st_size > 1_000_000
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)
+def test_home_previews_carry_no_words(view) -> None:
+    from posenc_ui.state import defaults
+
+    fig = view.figures[export.PREVIEW_FIGURES[view.page_id]](defaults(view.params), "zh")
+    bare = export.preview_figure(fig)
+    assert not bare.layout.title.text and not bare.layout.annotations and bare.layout.showlegend is False
+    assert bare.layout.xaxis.showticklabels is False and bare.layout.yaxis.showticklabels is False
+    assert fig.layout.title.text  # the original is left untouched

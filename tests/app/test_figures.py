@@ -1,0 +1,117 @@
+r"""Figure builders are pure functions: arrays in, a go.Figure out — checked without a server."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from posenc_ui.figures import attention, heatmap, learned, positions, sinusoidal
+from posenc_ui.figures.style import ENCODING_COLOURS, TEMPLATE
+from posenc_ui.state import defaults
+from posenc_ui.views import VIEWS
+
+PAYLOAD_LIMIT = 1_000_000  # bytes of figure JSON per figure (issue goal)
+RNG = np.random.default_rng(0)
+
+
+def maximal(view) -> dict:
+    r"""Every integer parameter at its upper bound (bounds that follow another widget included)."""
+    values = defaults(view.params)
+    for param in view.params:
+        if hasattr(param, "upper") and isinstance(values[param.name], int):
+            values[param.name] = param.upper(values)
+    return values
+
+
+@pytest.mark.parametrize(("n_rows", "n_cols"), [(16, 16), (4096, 1024), (4096, 8), (512, 512), (1, 1)])
+def test_strides_keep_heatmaps_at_screen_resolution(n_rows: int, n_cols: int) -> None:
+    sr, sc = heatmap.strides(n_rows, n_cols)
+    rows, cols = -(-n_rows // sr), -(-n_cols // sc)
+    assert rows <= heatmap.MAX_SIDE and cols <= heatmap.MAX_SIDE and rows * cols <= heatmap.MAX_CELLS
+    if n_rows * n_cols <= heatmap.MAX_CELLS and max(n_rows, n_cols) <= heatmap.MAX_SIDE:
+        assert (sr, sc) == (1, 1)  # small tables are sent whole
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "concat"])
+def test_pair_columns_keep_both_members_of_each_pair(layout: str) -> None:
+    cols = heatmap.pair_columns(64, 4, layout)
+    sines = cols[cols % 2 == 0] if layout == "interleaved" else cols[cols < 32]
+    cosines = cols[cols % 2 == 1] if layout == "interleaved" else cols[cols >= 32]
+    assert len(sines) == len(cosines) == 8
+    assert np.array_equal(heatmap.pair_columns(10, 1), np.arange(10))
+
+
+def test_heatmap_trace_sends_float32_and_categories_for_uneven_columns() -> None:
+    trace = heatmap.heatmap_trace(RNG.standard_normal((4, 4)), x=np.array([0, 1, 8, 9]), colorscale="Viridis")
+    assert trace["z"].dtype == np.float32
+    assert list(trace["x"]) == ["0", "1", "8", "9"]
+    spec = pio.to_json(go.Figure({"data": [trace]}), validate=False)
+    assert '"dtype":"f4"' in spec  # a base64 typed array, not a list of floats
+
+
+def test_attention_map_labels_equal_tokens_apart() -> None:
+    fig = attention.attention_map(np.full((4, 4), 0.25), ["天", "天", "向", "上"], encoding="none", showscale=True,
+                                  lang="zh")  # fmt: skip
+    assert list(fig.data[0].y) == ["0 天", "1 天", "2 向", "3 上"]
+    assert "天天向上" in fig.layout.title.text
+
+
+def test_residual_bars_show_exact_zero_on_the_log_axis() -> None:
+    fig = attention.residual_bars({"none": 0.0, "rope": 0.3}, selected="rope", lang="en")
+    bar = fig.data[0]
+    assert list(bar.text) == ["0", "3.0e-01"] and bar.y[0] == attention.ZERO_FLOOR
+    assert list(bar.marker.color) == [ENCODING_COLOURS["none"], ENCODING_COLOURS["rope"]]
+
+
+def test_builders_use_the_house_template() -> None:
+    figs = [
+        positions.integer_positions(np.arange(5.0), lang="en"),
+        positions.normalized_positions({3: np.array([0, 0.5, 1.0])}, lang="zh"),
+        positions.binary_bits(np.eye(4), lang="en"),
+        positions.neighbour_jumps(np.ones(3), np.ones(3), lang="en"),
+        sinusoidal.waves(RNG.standard_normal((20, 8)), [0, 3], lang="en"),
+        sinusoidal.shift_matrix(np.eye(4), 3, 64, lang="en"),
+        learned.embedding_outputs(np.ones(4), np.ones(4), lang="zh"),
+    ]
+    for fig in figs:
+        assert fig.layout.template == TEMPLATE and fig.layout.title.text
+
+
+def test_waves_draw_sines_solid_and_cosines_dashed() -> None:
+    fig = sinusoidal.waves(RNG.standard_normal((10, 8)), [2, 5], lang="en")
+    assert [trace.line.dash for trace in fig.data] == ["solid", "dash"]
+
+
+def test_extrapolation_stops_learned_curves_at_the_wall() -> None:
+    fig = learned.extrapolation(np.zeros((8, 2)), np.zeros((20, 2)), 8, 15, [0, 1], lang="en")
+    learned_traces = [tr for tr in fig.data if tr.yaxis in (None, "y")]
+    assert max(len(tr.x) for tr in learned_traces) == 8
+    assert max(len(tr.x) for tr in fig.data) == 20
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)
+def test_every_figure_at_defaults_is_titled_and_translated(view, lang: str) -> None:
+    for name, build in view.figures.items():
+        fig = build(defaults(view.params), lang)
+        assert isinstance(fig, go.Figure) and fig.layout.title.text, name
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)
+def test_payload_stays_under_1_mb_at_maximum_settings(view) -> None:
+    values = maximal(view)
+    for name, build in view.figures.items():
+        try:
+            fig = build(values, "en")
+        except ValueError:  # e.g. 256 positions in 10 bits: the core refuses, the page shows why
+            continue
+        size = len(pio.to_json(fig, validate=False))
+        assert size < PAYLOAD_LIMIT, f"{view.page_id}.{name}: {size} bytes"
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)
+def test_checks_pass_at_defaults(view) -> None:
+    for name, check in view.checks.items():
+        assert check(defaults(view.params)).passed, name

@@ -1,0 +1,95 @@
+r"""The two catalogues hold the same keys with the same placeholders, and every key the code asks for exists."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from posenc_ui import catalog
+from posenc_ui.i18n import LANGS, catalogue, lang_from_locale, t
+from posenc_ui.state import ChoiceParam
+from posenc_ui.views import VIEWS
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = [*ROOT.glob("posenc_ui/**/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py"]
+CJK = re.compile(r"[\u4e00-\u9fff]")
+PLACEHOLDER = re.compile(r"(?<!\{)\{([a-z_]+)(?:[:!][^{}]*)?\}(?!\})")
+
+
+def placeholders(text: str) -> set[str]:
+    r"""``{name}`` fields (texts shown without formatting may hold LaTeX braces, so no strict parse)."""
+    return set(PLACEHOLDER.findall(text))
+
+
+def test_both_languages_have_exactly_the_same_keys() -> None:
+    zh, en = set(catalogue("zh")), set(catalogue("en"))
+    assert not zh - en, f"only in zh: {sorted(zh - en)}"
+    assert not en - zh, f"only in en: {sorted(en - zh)}"
+
+
+@pytest.mark.parametrize("key", sorted(catalogue("en")))
+def test_placeholders_agree_and_text_is_not_empty(key: str) -> None:
+    assert catalogue("zh")[key].strip() and catalogue("en")[key].strip()
+    assert placeholders(catalogue("zh")[key]) == placeholders(catalogue("en")[key])
+
+
+def literal_keys() -> set[str]:
+    r"""Every ``t("a.b")`` / ``self.t("a.b")`` literal in the app's sources."""
+    pattern = re.compile(r"""\bt\(\s*["']([a-z_]+\.[a-z_.]+)["']""")
+    return {key for path in SOURCES for key in pattern.findall(path.read_text(encoding="utf-8"))}
+
+
+def page_keys() -> set[str]:
+    r"""Keys the pages use indirectly: ``page.text("x")``, widget labels, option labels, page titles."""
+    keys = {f"page.{p.id}.{part}" for p in catalog.PAGES for part in ("title", "promise")}
+    for view in VIEWS:
+        for param in view.params:
+            keys.add(f"{view.page_id}.{param.name}")
+            if isinstance(param, ChoiceParam) and isinstance(param.options[0], str):
+                prefix = param.labels or f"{view.page_id}.{param.name}"
+                keys.update(f"{prefix}.{option}" for option in param.options)
+        keys.update(view_check_keys(view))
+    call = re.compile(r"""page\.(?:text|heading)\(\s*["']([a-z_]+)["']""")
+    for script in [*ROOT.glob("pages/*.py"), ROOT / "app.py"]:
+        page_id = next((v.page_id for v in VIEWS if f"views.{v.page_id}" in script.read_text()), "home")
+        page_id = "home" if "views.home" in script.read_text() else page_id
+        keys.update(f"{page_id}.{name}" for name in call.findall(script.read_text(encoding="utf-8")))
+    return keys
+
+
+def view_check_keys(view) -> set[str]:
+    from posenc_ui.state import defaults
+
+    values = defaults(view.params)
+    return {check(values).key for check in view.checks.values()}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_key_the_code_uses_exists(lang: str) -> None:
+    missing = sorted((literal_keys() | page_keys()) - set(catalogue(lang)))
+    assert not missing
+
+
+def english_words(text: str) -> list[str]:
+    r"""Lower-case words outside LaTeX (``$…$``) and HTML tags: what makes a string English prose."""
+    return re.findall(r"\b[a-z]{3,}\b", re.sub(r"\$[^$]*\$|<[^>]+>", " ", text))
+
+
+def test_chinese_catalogue_is_chinese() -> None:
+    prose = [k for k, v in catalogue("en").items() if len(english_words(v)) > 5]  # "the dog bit the man" is data
+    assert prose and all(CJK.search(catalogue("zh")[k]) for k in prose)
+
+
+def test_t_formats_and_fails_loudly_on_unknown_keys() -> None:
+    assert t("nav.next", "en", title="X") == "Next: X"
+    with pytest.raises(KeyError):
+        t("no.such.key", "zh")
+
+
+@pytest.mark.parametrize(
+    ("locale", "lang"), [("zh-CN", "zh"), ("zh_Hant_TW", "zh"), ("en-US", "en"), ("fr-FR", None), (None, None)]
+)
+def test_lang_from_locale(locale, lang) -> None:
+    assert lang_from_locale(locale) == lang

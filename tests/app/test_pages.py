@@ -1,0 +1,161 @@
+r"""Every page in both languages under AppTest: runs clean, sliders at their extremes, URL state, language switch."""
+
+from __future__ import annotations
+
+import pytest
+
+from posenc_ui import catalog
+from posenc_ui.frame import LANG_WIDGET
+from posenc_ui.i18n import t
+from posenc_ui.views import VIEWS
+
+LANGS = ["zh", "en"]
+PAGES = [page for page in catalog.PAGES if page.built]
+PAGE_SCRIPTS = [page.script for page in PAGES]
+ALL_SCRIPTS = [None, *PAGE_SCRIPTS]
+
+
+def assert_clean(at) -> None:
+    r"""No exception element and no Python traceback in the run."""
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def page_title(script: str | None, lang: str) -> str:
+    if script is None:
+        return t("home.title", lang)
+    page = next(p for p in catalog.PAGES if p.script == script)
+    return t(f"page.{page.id}.title", lang)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("script", ALL_SCRIPTS)
+def test_page_runs_clean_in_each_language(open_page, script: str | None, lang: str) -> None:
+    at = open_page(script, lang=lang)
+    assert_clean(at)
+    assert at.title[0].value == page_title(script, lang)
+    assert at.query_params["lang"] == lang
+
+
+@pytest.mark.parametrize("script", PAGE_SCRIPTS)
+def test_every_slider_at_min_and_max(open_page, script: str) -> None:
+    at = open_page(script, lang="en")
+    for i in range(len(at.slider)):
+        for end in ("min", "max"):
+            slider = at.slider[i]
+            slider.set_value(getattr(slider, end)).run()
+            assert_clean(at)
+    assert not at.warning  # moving sliders never produces a URL notice
+
+
+@pytest.mark.parametrize("script", PAGE_SCRIPTS)
+def test_all_sliders_at_max_together(open_page, script: str) -> None:
+    at = open_page(script, lang="zh")
+    for slider in at.slider:
+        slider.set_value(slider.max)
+    at.run()
+    assert_clean(at)
+
+
+@pytest.mark.parametrize("script", PAGE_SCRIPTS)
+def test_garbage_query_params_give_a_notice_not_a_traceback(open_page, script: str) -> None:
+    page = next(p for p in PAGES if p.script == script)
+    view = next(v for v in VIEWS if v.page_id == page.id)
+    garbage = {param.name: "🙃garbage" for param in view.params}
+    at = open_page(script, lang="en", params=garbage)
+    assert_clean(at)
+    assert len(at.warning) == len(view.params)
+    assert all("garbage" in w.value for w in at.warning)
+
+
+def test_out_of_range_values_are_clamped_with_a_notice(open_page) -> None:
+    at = open_page("pages/3_Sinusoidal.py", lang="en", params={"length": "99999", "dim": "7", "base": "12345"})
+    assert_clean(at)
+    assert at.slider(key="sinusoidal.length").value == 4096
+    assert at.slider(key="sinusoidal.dim").value == 8  # snapped to the step-4 grid
+    assert at.select_slider(key="sinusoidal.base").value == 10000.0
+    assert len(at.warning) == 3
+    assert at.query_params["length"] == "4096"
+
+
+def test_deep_link_restores_state(open_page) -> None:
+    params = {"pair": "tiantian", "encoding": "rope", "dim": "32", "seed": "3"}
+    at = open_page("pages/1_Why_position.py", lang="zh", params=params)
+    assert_clean(at)
+    assert not at.warning
+    assert at.segmented_control(key="why.encoding").value == "rope"
+    assert at.radio(key="why.pair").value == "tiantian"
+    assert at.slider(key="why.dim").value == 32
+    assert dict(at.query_params) == {"lang": "zh", **params}
+
+
+def test_slider_moves_are_written_to_the_url(open_page) -> None:
+    at = open_page("pages/2_First_attempts.py", lang="en")
+    at.slider(key="first.bits").set_value(7).run()
+    assert at.query_params["bits"] == "7"
+
+
+def test_language_switch_keeps_page_and_state(open_page) -> None:
+    at = open_page("pages/3_Sinusoidal.py", lang="en")
+    at.slider(key="sinusoidal.dim").set_value(256).run()
+    at.segmented_control(key=LANG_WIDGET).set_value("zh").run()
+    assert_clean(at)
+    assert at.title[0].value == t("page.sinusoidal.title", "zh")
+    assert at.slider(key="sinusoidal.dim").value == 256
+    assert at.query_params["lang"] == "zh" and at.query_params["dim"] == "256"
+
+
+@pytest.mark.parametrize(
+    ("locale", "expected"), [("zh-CN", "zh"), ("zh-TW", "zh"), ("en-GB", "en"), ("de-DE", "en"), (None, "en")]
+)
+def test_language_follows_browser_locale_without_lang_param(open_page, locale, expected) -> None:
+    at = open_page(None, context={"locale": locale} if locale else {})
+    assert at.title[0].value == t("home.title", expected)
+
+
+def test_lang_param_beats_browser_locale(open_page) -> None:
+    at = open_page(None, lang="en", context={"locale": "zh-CN"})
+    assert at.title[0].value == t("home.title", "en")
+
+
+@pytest.mark.parametrize("script", PAGE_SCRIPTS)
+def test_embed_mode_has_no_sidebar_text_or_explanations(open_page, script: str) -> None:
+    at = open_page(script, lang="en", context={"is_embedded": True})
+    assert_clean(at)
+    assert not at.sidebar.children  # an empty sidebar is not drawn at all
+    assert at.get("plotly_chart")  # the figures and their controls are still there
+    assert not at.latex and not at.download_button  # no explain panel, no export buttons
+
+
+@pytest.mark.parametrize("script", PAGE_SCRIPTS)
+def test_each_page_has_two_figures_formula_source_and_passing_checks(open_page, script: str) -> None:
+    at = open_page(script, lang="en")
+    assert len(at.get("plotly_chart")) >= 2
+    assert at.latex and any("def " in code.value for code in at.code)
+    checks = [box.value for box in [*at.success, *at.error] if box.value.startswith(("✓", "✗"))]
+    assert checks and all(check.startswith("✓") for check in checks)
+
+
+def test_learned_page_shows_the_wall_as_a_lesson_not_a_crash(open_page) -> None:
+    at = open_page("pages/4_Learned_absolute.py", lang="en", params={"max_length": "128", "position": "128"})
+    assert_clean(at)
+    assert any("position 128 has no row" in e.value for e in at.error)
+    at.slider(key="learned.position").set_value(127).run()
+    assert not at.error
+
+
+def test_binary_overflow_keeps_last_good_figure(open_page) -> None:
+    at = open_page("pages/2_First_attempts.py", lang="en")
+    charts = len(at.get("plotly_chart"))
+    at.slider(key="first.length").set_value(100).run()  # 100 positions need 7 bits; 4 are set
+    assert_clean(at)
+    assert any("dim = 4 bits" in e.value for e in at.error)
+    assert len(at.get("plotly_chart")) == charts  # the binary figure from before is still shown
+    at.toggle(key="first.wrap").set_value(True).run()
+    assert not at.error
+
+
+def test_navigation_links_every_built_page_in_the_chosen_language(open_page) -> None:
+    at = open_page(None, lang="zh")
+    labels = [link.proto.label for link in at.sidebar.get("page_link")]
+    for page in PAGES:
+        assert any(t(f"page.{page.id}.title", "zh") in label for label in labels)

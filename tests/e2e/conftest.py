@@ -1,0 +1,80 @@
+r"""Browser fixtures: one real ``streamlit run`` server per session, driven by Debian's Chromium.
+
+pytest-playwright launches the browser; :func:`browser_type_launch_args` points it at ``/usr/bin/chromium`` with the
+flags that keep it off the (closed) network. Screenshots land in ``artifacts/screenshots/`` for CI to keep.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page
+from server import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, start_server, stop_server
+
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+#: Streamlit's frontend first probes ``/<page>/_stcore/{health,host-config}`` on a deep link (treating the page
+#: path as a base path), gets 404 and falls back to ``/_stcore/...``: harmless, and not ours to fix.
+KNOWN_PROBE = re.compile(r"/_stcore/(health|host-config)$")
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def app_url() -> Iterator[str]:
+    proc = start_server(free_port())
+    port = proc.args[proc.args.index("--server.port") + 1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_server(proc)
+
+
+@pytest.fixture
+def console_errors(page: Page) -> list[str]:
+    r"""Console errors of ``page`` (Streamlit's own base-path probes excluded), collected as they happen."""
+    errors: list[str] = []
+
+    def record(msg) -> None:
+        if msg.type == "error" and not KNOWN_PROBE.search(msg.location.get("url", "")):
+            errors.append(f"{msg.text} @ {msg.location.get('url')}")
+
+    page.on("console", record)
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+    return errors
+
+
+def wait_rendered(page: Page, *, charts: int = 0) -> None:
+    r"""Until the script has run, the connection is up and at least ``charts`` Plotly charts have drawn."""
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=30_000)
+    page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]', timeout=30_000)
+    if charts:
+        page.wait_for_function(
+            f"() => document.querySelectorAll('[data-testid=stPlotlyChart] .main-svg').length >= {charts}",
+            timeout=30_000,
+        )
+
+
+def goto(page: Page, url: str, *, charts: int = 0) -> None:
+    page.goto(url)
+    wait_rendered(page, charts=charts)
+
+
+def full_screenshot(page: Page, name: str) -> Path:
+    r"""The whole scrolling page (Streamlit scrolls an inner element, so the viewport is grown to fit it)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    width = page.viewport_size["width"]
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], [data-testid=stMainBlockContainer]')]"
+        ".map(e => e.scrollHeight), 600)"
+    )
+    page.set_viewport_size({"width": width, "height": min(height + 40, 16_000)})
+    page.wait_for_timeout(600)  # plotly re-lays out to the new viewport
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

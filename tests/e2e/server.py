@@ -1,0 +1,63 @@
+r"""Start and stop a real ``streamlit run app.py`` on a free loopback port (used by the e2e tests and bench)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+#: Without the networking flags Chromium floods the closed network; see ../shared/STREAMLIT.md.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def free_port() -> int:
+    r"""A TCP port nobody listens on right now (loopback only)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(port: int, *, timeout: float = 60.0) -> subprocess.Popen:
+    r"""``streamlit run app.py`` on 127.0.0.1:``port``; returns once ``/_stcore/health`` answers."""
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.port", str(port), "--server.address", "127.0.0.1",
+        "--server.headless", "true", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited early: {proc.stderr.read().decode(errors='replace')[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as resp:
+                if resp.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.2)
+    stop_server(proc)
+    raise TimeoutError(f"streamlit did not answer on port {port} within {timeout} s")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    r"""Terminate the server started by :func:`start_server` (this process only) and wait for it."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

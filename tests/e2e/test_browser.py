@@ -1,0 +1,99 @@
+r"""The whole app in real Chromium: pages load cleanly, sliders re-render, links restore state, embeds, downloads."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from conftest import full_screenshot, goto, wait_rendered
+from playwright.sync_api import Page, expect
+
+from posenc_ui import catalog
+from posenc_ui.i18n import t
+
+pytestmark = pytest.mark.e2e
+
+PAGES = [(page.url_path, page.id) for page in catalog.PAGES if page.built]
+CJK = re.compile(r"[\u4e00-\u9fff]")
+MIN_CHARTS = 2
+
+
+def query(page: Page) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize(("path", "page_id"), [("", "home"), *PAGES])
+def test_page_loads_without_console_errors(page: Page, app_url: str, console_errors, path, page_id, lang) -> None:
+    page.set_viewport_size({"width": 1280, "height": 900})
+    goto(page, f"{app_url}/{path}?lang={lang}", charts=0 if page_id == "home" else MIN_CHARTS)
+    title = t("home.title" if page_id == "home" else f"page.{page_id}.title", lang)
+    expect(page.locator("h1").first).to_have_text(title)
+    full_screenshot(page, f"{page_id}-{lang}-desktop")
+    page.set_viewport_size({"width": 390, "height": 844})
+    full_screenshot(page, f"{page_id}-{lang}-phone")
+    assert not console_errors
+    if lang == "zh":
+        assert CJK.search(page.locator("[data-testid=stMain]").inner_text())
+
+
+def test_slider_move_rerenders_and_updates_the_url(page: Page, app_url: str, console_errors) -> None:
+    goto(page, f"{app_url}/Sinusoidal?lang=en", charts=MIN_CHARTS)
+    title = page.locator(".gtitle").first
+    expect(title).to_contain_text("d = 128")
+    slider = page.get_by_role("slider", name=t("sinusoidal.dim", "en"))
+    slider.focus()
+    slider.press("ArrowRight")
+    expect(title).to_contain_text("d = 132", timeout=15_000)
+    page.wait_for_function("() => location.search.includes('dim=132')")
+    assert not console_errors
+
+
+def test_deep_link_restores_state(page: Page, app_url: str) -> None:
+    goto(page, f"{app_url}/Sinusoidal?lang=zh&length=512&dim=256&base=1000&offset=7", charts=MIN_CHARTS)
+    expect(page.locator(".gtitle").first).to_contain_text("L = 512，d = 256，base = 1000")
+    expect(page.get_by_role("slider", name=t("sinusoidal.dim", "zh"))).to_have_value("256")
+    assert query(page)["offset"] == "7"
+    assert not page.locator("[data-testid=stAlert]").filter(has_text="链接").count()
+
+
+def test_garbage_in_the_link_shows_a_notice(page: Page, app_url: str) -> None:
+    goto(page, f"{app_url}/Why_position?lang=en&dim=banana", charts=MIN_CHARTS)
+    expect(page.locator("[data-testid=stAlert]").filter(has_text="dim=banana")).to_be_visible()
+    assert query(page)["dim"] == "16"
+
+
+def test_embed_mode_has_no_sidebar(page: Page, app_url: str) -> None:
+    goto(page, f"{app_url}/Why_position?lang=en&embed=true&encoding=rope", charts=MIN_CHARTS)
+    assert page.locator("[data-testid=stSidebar]").count() == 0
+    assert page.locator("[data-testid=stDownloadButton]").count() == 0
+    assert query(page)["encoding"] == "rope" and query(page)["embed"] == "true"
+
+
+def test_language_switch_and_navigation_keep_state(page: Page, app_url: str) -> None:
+    goto(page, f"{app_url}/First_attempts?lang=en&bits=6", charts=MIN_CHARTS)
+    page.locator("[data-testid=stButtonGroup]").first.get_by_text("中文", exact=True).click()
+    expect(page.locator("h1").first).to_have_text(t("page.first.title", "zh"))
+    page.wait_for_function("() => location.search.includes('lang=zh') && location.search.includes('bits=6')")
+    sidebar = page.locator("[data-testid=stSidebar]")
+    sidebar.get_by_role("link", name=re.compile(t("page.sinusoidal.title", "zh"))).click()
+    expect(page.locator("h1").first).to_have_text(t("page.sinusoidal.title", "zh"))
+    page.wait_for_function("() => location.search.includes('lang=zh')")
+    sidebar.get_by_role("link", name=re.compile(t("page.first.title", "zh"))).click()
+    wait_rendered(page)
+    page.wait_for_function("() => location.search.includes('bits=6')")  # the session remembered the page
+
+
+@pytest.mark.parametrize(("fmt", "signature"), [("html", b"<"), ("png", b"\x89PNG"), ("svg", b"<svg")])
+def test_downloads_are_valid_files(page: Page, app_url: str, fmt: str, signature: bytes) -> None:
+    goto(page, f"{app_url}/Why_position?lang=zh", charts=MIN_CHARTS)
+    button = page.locator("[data-testid=stDownloadButton]").filter(has_text=t(f"export.{fmt}", "zh")).first
+    with page.expect_download(timeout=60_000) as info:
+        button.click()
+    data = open(info.value.path(), "rb").read()
+    assert data.lstrip().startswith(signature)
+    if fmt == "html":
+        assert b"<html" in data[:300].lower() and len(data) > 1_000_000  # plotly.js inlined: works offline
+    if fmt == "svg":
+        assert CJK.search(data.decode("utf-8"))  # Chinese text survives into the export
