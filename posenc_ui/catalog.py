@@ -1,8 +1,8 @@
 r"""The reading path: every page of the app in order, built or still to come.
 
 Titles and one-line promises live in the i18n catalogues under ``page.<id>.title`` / ``page.<id>.promise``;
-a page whose script does not exist yet is shown as "coming soon" (a card without a link). The URL path of a built page is
-what Streamlit derives from its file name in ``pages/`` (``pages/3_Sinusoidal.py`` → ``/Sinusoidal``).
+a page whose script does not exist yet is shown as "coming soon" (a card without a link). The URL path of a built
+page is what Streamlit derives from its file name in ``pages/`` (``pages/3_Sinusoidal.py`` → ``/Sinusoidal``).
 """
 
 from __future__ import annotations

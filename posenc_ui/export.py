@@ -21,9 +21,13 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 import plotly.offline
+
+if TYPE_CHECKING:
+    from .views.base import View
 
 FORMATS: tuple[str, ...] = ("html", "png", "svg")
 MIME = {"html": "text/html", "png": "image/png", "svg": "image/svg+xml"}
@@ -143,6 +147,13 @@ def _site_item(fig: go.Figure, stem: Path, out: Path, images: bool, written: lis
 
 #: The figure each home-page card shows, drawn small and without words so one image serves both languages.
 PREVIEW_FIGURES = {"why": "residuals", "first": "binary", "sinusoidal": "heatmap", "learned": "extrapolation"}
+
+
+def preview_name(view: View) -> str:
+    r"""The figure a page's home card shows: chosen in :data:`PREVIEW_FIGURES`, else the page's first figure."""
+    return PREVIEW_FIGURES.get(view.page_id, next(iter(view.figures)))
+
+
 PREVIEW_SIZE = (480, 240)
 
 
@@ -166,7 +177,7 @@ def write_previews(folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for view in VIEWS:
-        fig = preview_figure(view.figures[PREVIEW_FIGURES[view.page_id]](defaults(view.params), "en"))
+        fig = preview_figure(view.figures[preview_name(view)](defaults(view.params), "en"))
         width, height = PREVIEW_SIZE
         with _kaleido_lock:
             _ensure_kaleido()

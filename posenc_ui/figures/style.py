@@ -19,7 +19,9 @@ PURPLE, SKY, YELLOW, BLACK, GREY = "#CC79A7", "#56B4E9", "#F0E442", "#000000", "
 PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILION, PURPLE, SKY, BLACK)
 
 #: Each way of injecting position, the same colour on every page.
-ENCODING_COLOURS = {"none": GREY, "sinusoidal": BLUE, "learned": ORANGE, "rope": GREEN, "alibi": VERMILION}
+ENCODING_COLOURS = {
+    "none": GREY, "sinusoidal": BLUE, "learned": ORANGE, "rope": GREEN, "alibi": VERMILION, "t5": PURPLE,
+}  # fmt: skip
 SIN_COLOUR, COS_COLOUR = BLUE, ORANGE
 WALL_COLOUR = VERMILION  # where a learned table ends
 

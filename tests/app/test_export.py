@@ -52,7 +52,7 @@ def test_site_without_images_has_every_figure_and_an_index(tmp_path) -> None:
 def test_home_previews_carry_no_words(view) -> None:
     from posenc_ui.state import defaults
 
-    fig = view.figures[export.PREVIEW_FIGURES[view.page_id]](defaults(view.params), "zh")
+    fig = view.figures[export.preview_name(view)](defaults(view.params), "zh")
     bare = export.preview_figure(fig)
     assert not bare.layout.title.text and not bare.layout.annotations and bare.layout.showlegend is False
     assert bare.layout.xaxis.showticklabels is False and bare.layout.yaxis.showticklabels is False

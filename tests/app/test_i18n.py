@@ -93,3 +93,16 @@ def test_t_formats_and_fails_loudly_on_unknown_keys() -> None:
 )
 def test_lang_from_locale(locale, lang) -> None:
     assert lang_from_locale(locale) == lang
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_markdown_emphasis_renders_in_every_string(lang: str) -> None:
+    r"""No ``**`` survives CommonMark rendering (what Streamlit's markdown follows).
+
+    In Chinese a closing ``**`` after full-width punctuation and before a character (``**插值（PI）**把``) is
+    not right-flanking, so the asterisks would show literally: bold the words, not the punctuation.
+    """
+    markdown_it = pytest.importorskip("markdown_it")  # installed with streamlit (via rich)
+    md = markdown_it.MarkdownIt("commonmark")
+    literal = [key for key, text in catalogue(lang).items() if "**" in md.render(text)]
+    assert not literal, f"unrendered ** in {literal}"
