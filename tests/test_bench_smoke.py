@@ -1,0 +1,20 @@
+"""The benchmark scripts still run (a quick pass on small sizes); their figures are read by people, not asserted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_core_bench_runs_and_its_fast_rope_matches_the_syllabus_loop(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    run = subprocess.run([sys.executable, "bench/bench_core.py", "--quick", "--json", str(out)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    results = json.loads(out.read_text())
+    assert results["apply_rope_vs_loop (L=4096, d=128)"]["max_abs_diff"] < 1e-10
+    assert all(row["max_abs_diff"] < 1e-8 for row in results["far_positions (L=4096, d=128)"])
