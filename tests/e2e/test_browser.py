@@ -97,3 +97,22 @@ def test_downloads_are_valid_files(page: Page, app_url: str, fmt: str, signature
         assert b"<html" in data[:300].lower() and len(data) > 1_000_000  # plotly.js inlined: works offline
     if fmt == "svg":
         assert CJK.search(data.decode("utf-8"))  # Chinese text survives into the export
+
+
+def test_share_box_link_reopens_the_same_view(page: Page, app_url: str) -> None:
+    r"""The link in the share box names this page and its state; opening it restores both (here, in embed form too)."""
+    goto(page, f"{app_url}/Sinusoidal?lang=en&length=256&dim=64", charts=MIN_CHARTS)
+    share = page.locator("[data-testid=stExpander]").filter(has_text=t("share.title", "en"))
+    share.get_by_text(t("share.title", "en")).click()
+    codes = share.locator("[data-testid=stCode] code")
+    expect(codes.first).to_contain_text("/Sinusoidal?")
+    link, snippet = codes.nth(0).inner_text().strip(), codes.nth(1).inner_text()
+    assert query_of(link)["dim"] == "64" and query_of(link)["length"] == "256"
+    src = re.search(r'src="([^"]+)"', snippet).group(1)
+    assert query_of(src)["embed"] == "true"
+    goto(page, link, charts=MIN_CHARTS)
+    expect(page.get_by_role("slider", name=t("sinusoidal.dim", "en"))).to_have_value("64")
+
+
+def query_of(url: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(url).query).items()}
