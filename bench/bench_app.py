@@ -27,9 +27,20 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from posenc_ui import catalog  # noqa: E402
+from posenc_ui.state import IntParam  # noqa: E402
+from posenc_ui.views import VIEWS  # noqa: E402
 
-#: The slider each page's benchmark drags: the one that changes the most work.
-DRAGGED = {"why": "why.dim", "first": "first.length", "sinusoidal": "sinusoidal.dim", "learned": "learned.dim"}
+#: The slider each page's benchmark drags: the one that changes the most work (else the page's first slider).
+DRAGGED = {
+    "why": "why.dim", "first": "first.length", "sinusoidal": "sinusoidal.dim", "learned": "learned.dim",
+    "relative": "relative.d_model", "alibi": "alibi.length", "lab": "lab.steps",
+}  # fmt: skip
+
+
+def dragged(page: catalog.PageInfo) -> str:
+    view = next(v for v in VIEWS if v.page_id == page.id)
+    first_slider = next(p.name for p in view.params if isinstance(p, IntParam))
+    return DRAGGED.get(page.id, f"{page.id}.{first_slider}")
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -65,7 +76,7 @@ def bench_page(page: catalog.PageInfo, moves: int) -> dict[str, float]:
     at.switch_page(page.script)
     at.query_params["lang"] = "en"
     at.run()
-    key = DRAGGED[page.id]
+    key = dragged(page)
     drag(at, key, 3, from_top=False)  # warm-up: imports, first compilations
     default_times = drag(at, key, moves, from_top=False)
     big_default, total_default = payload(at)

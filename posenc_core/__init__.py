@@ -1,7 +1,7 @@
 r"""posenc_core — every positional encoding a Transformer uses, as small pure NumPy functions.
 
 Absolute (added to the input):   :mod:`.positions`, :mod:`.sinusoidal`, :mod:`.learned`
-Relative (biases on the logits): :mod:`.relative` (Shaw et al., T5), :mod:`.alibi`
+Relative (biases on the logits): :mod:`.relative` (Shaw et al., T5), :mod:`.alibi`, :mod:`.bias_analysis`
 Rotary (applied to q and k):     :mod:`.rope`, :mod:`.rope_scaling` (PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE),
                                  :mod:`.model_config` (a model's ``config.json`` → its frequencies)
 Attention and the curves the app draws: :mod:`.attention`, :mod:`.analysis`
@@ -29,6 +29,18 @@ from .analysis import (
     yarn_regimes,
 )
 from .attention import attention, attention_scores, causal_mask, relative_positions, softmax
+from .bias_analysis import (
+    alibi_closest_power_of_two,
+    alibi_key_only_bias,
+    alibi_receptive_field,
+    alibi_slope_exponents,
+    attention_weights,
+    diagonal_spread,
+    position_cross_scores,
+    random_logits,
+    t5_max_exact,
+    toeplitz_deviation,
+)
 from .errors import MAX_ELEMENTS, PosEncError
 from .learned import (
     EmbeddingSum,
@@ -60,12 +72,18 @@ __all__ = [
     "PositionOutOfRangeError",
     "RopeFrequencies",
     "alibi_bias",
+    "alibi_closest_power_of_two",
+    "alibi_key_only_bias",
+    "alibi_receptive_field",
+    "alibi_slope_exponents",
     "alibi_slopes",
     "apply_rope",
     "attention",
     "attention_scores",
+    "attention_weights",
     "binary_positions",
     "causal_mask",
+    "diagonal_spread",
     "embedding_sum_as_linear",
     "integer_positions",
     "learned_table",
@@ -73,7 +91,9 @@ __all__ = [
     "neighbour_distances",
     "normalized_positions",
     "permutation_equivariance_residual",
+    "position_cross_scores",
     "projection_weights",
+    "random_logits",
     "relative_positions",
     "rope_angles",
     "rope_decay_all_ones",
@@ -97,7 +117,9 @@ __all__ = [
     "sinusoidal_similarity",
     "softmax",
     "t5_bucket_matrix",
+    "t5_max_exact",
     "t5_relative_bucket",
+    "toeplitz_deviation",
     "token_embeddings",
     "yarn_regimes",
 ]

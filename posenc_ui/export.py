@@ -146,7 +146,10 @@ def _site_item(fig: go.Figure, stem: Path, out: Path, images: bool, written: lis
 
 
 #: The figure each home-page card shows, drawn small and without words so one image serves both languages.
-PREVIEW_FIGURES = {"why": "residuals", "first": "binary", "sinusoidal": "heatmap", "learned": "extrapolation"}
+PREVIEW_FIGURES = {
+    "why": "residuals", "first": "binary", "sinusoidal": "heatmap", "learned": "extrapolation",
+    "relative": "t5_buckets", "alibi": "bias",
+}  # fmt: skip
 
 
 def preview_name(view: View) -> str:

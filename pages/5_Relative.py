@@ -1,0 +1,39 @@
+r"""Page 5 — relative positions: Shaw's clipped offsets, the bias R_{j−i}, T5's buckets, and why relative at all."""
+
+from posenc_ui.frame import start
+from posenc_ui.views.relative import VIEW
+
+page = start(VIEW)
+page.text("intro")
+
+page.heading("h_shaw")
+page.text("shaw")
+page.controls("key_length", "query_length", "max_relative")
+page.figure("shaw_index")
+page.text("shaw_read")
+
+page.heading("h_bias")
+page.text("bias")
+page.figures("bias_table", "bias_matrix")
+page.check("toeplitz")
+page.text("bias_errata")
+
+page.heading("h_t5")
+page.text("t5")
+page.controls("num_buckets", "max_distance")
+page.figure("t5_buckets")
+page.text("t5_read")
+page.controls("direction", "t5_length")
+page.figure("t5_matrix")
+page.check("t5")
+
+page.heading("h_why")
+page.text("why")
+page.controls("projection")
+page.controls("cross_length", "d_model", "seed")
+page.figures("cross", "spread")
+page.check("cross")
+page.text("takeaway")
+
+page.explain()
+page.finish()
