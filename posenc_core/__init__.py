@@ -3,8 +3,10 @@ r"""posenc_core — every positional encoding a Transformer uses, as small pure 
 Absolute (added to the input):   :mod:`.positions`, :mod:`.sinusoidal`, :mod:`.learned`
 Relative (biases on the logits): :mod:`.relative` (Shaw et al., T5), :mod:`.alibi`, :mod:`.bias_analysis`
 Rotary (applied to q and k):     :mod:`.rope`, :mod:`.rope_scaling` (PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE),
-                                 :mod:`.model_config` (a model's ``config.json`` → its frequencies)
-Attention and the curves the app draws: :mod:`.attention`, :mod:`.analysis`
+                                 :mod:`.model_config` (a model's ``config.json`` → its frequencies),
+                                 :mod:`.extension_analysis` (per-pair regimes, angle coverage, temperatures)
+Attention and the curves the app draws: :mod:`.attention`, :mod:`.analysis`, :mod:`.compare_analysis`
+The extrapolation lab's task, without torch: :mod:`.lab_task`
 
 Conventions everywhere: float64, keyword-only hyperparameters named as in the papers and in Hugging Face configs,
 ``relative_position = key_position − query_position``, and one error type, :class:`PosEncError` (a ``ValueError``),
@@ -41,7 +43,26 @@ from .bias_analysis import (
     t5_max_exact,
     toeplitz_deviation,
 )
+from .compare_analysis import (
+    COMPARED,
+    ExtrapolationExcess,
+    extrapolation_excess,
+    position_score_matrix,
+    toeplitz_residual,
+)
 from .errors import MAX_ELEMENTS, PosEncError
+from .extension_analysis import (
+    TemperatureCurves,
+    angle_coverage,
+    dynamic_ntk_alpha,
+    implied_base,
+    longrope_attention_factor,
+    ntk_base,
+    pair_regimes,
+    temperature_curves,
+    unseen_angles,
+    yarn_ramp_by_turns,
+)
 from .learned import (
     EmbeddingSum,
     PositionOutOfRangeError,
@@ -64,19 +85,23 @@ from .rope_scaling import ROPE_TYPES, RopeFrequencies, rope_frequencies
 from .sinusoidal import sinusoidal, sinusoidal_inv_freq, sinusoidal_shift_matrix, sinusoidal_shift_residual
 
 __all__ = [
+    "COMPARED",
     "ENCODINGS",
     "MAX_ELEMENTS",
     "ROPE_TYPES",
     "EmbeddingSum",
+    "ExtrapolationExcess",
     "PosEncError",
     "PositionOutOfRangeError",
     "RopeFrequencies",
+    "TemperatureCurves",
     "alibi_bias",
     "alibi_closest_power_of_two",
     "alibi_key_only_bias",
     "alibi_receptive_field",
     "alibi_slope_exponents",
     "alibi_slopes",
+    "angle_coverage",
     "apply_rope",
     "attention",
     "attention_scores",
@@ -84,14 +109,21 @@ __all__ = [
     "binary_positions",
     "causal_mask",
     "diagonal_spread",
+    "dynamic_ntk_alpha",
     "embedding_sum_as_linear",
+    "extrapolation_excess",
+    "implied_base",
     "integer_positions",
     "learned_table",
+    "longrope_attention_factor",
     "lookup_positions",
     "neighbour_distances",
     "normalized_positions",
+    "ntk_base",
+    "pair_regimes",
     "permutation_equivariance_residual",
     "position_cross_scores",
+    "position_score_matrix",
     "projection_weights",
     "random_logits",
     "relative_positions",
@@ -119,7 +151,11 @@ __all__ = [
     "t5_bucket_matrix",
     "t5_max_exact",
     "t5_relative_bucket",
+    "temperature_curves",
     "toeplitz_deviation",
+    "toeplitz_residual",
     "token_embeddings",
+    "unseen_angles",
+    "yarn_ramp_by_turns",
     "yarn_regimes",
 ]

@@ -8,3 +8,5 @@ offline HTML, PNG and SVG, and writes a whole static site with ``python -m posen
 
 Nothing here does encoding maths: every number on screen comes from a :mod:`posenc_core` call.
 """
+
+import pandas  # noqa: F401  (eagerly: plotly reads a half-imported sys.modules["pandas"] while a tab's st.dataframe imports it)

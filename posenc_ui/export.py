@@ -148,7 +148,7 @@ def _site_item(fig: go.Figure, stem: Path, out: Path, images: bool, written: lis
 #: The figure each home-page card shows, drawn small and without words so one image serves both languages.
 PREVIEW_FIGURES = {
     "why": "residuals", "first": "binary", "sinusoidal": "heatmap", "learned": "extrapolation",
-    "relative": "t5_buckets", "alibi": "bias",
+    "relative": "t5_buckets", "alibi": "bias", "extension": "wavelengths", "compare": "matrices",
 }  # fmt: skip
 
 

@@ -1,0 +1,50 @@
+r"""Page 7 — context extension: PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE on real models, and a paste box."""
+
+import streamlit as st
+
+from posenc_ui.frame import start, widget_key
+from posenc_ui.presets import MAX_CONFIG_CHARS
+from posenc_ui.views.extension import VIEW, preset_table, readouts
+
+page = start(VIEW)
+page.text("intro")
+
+page.heading("h_master")
+page.text("master")
+page.controls("model")
+page.controls("method")
+page.controls("factor", "stretch")
+page.text("readout", **readouts(page.values))
+page.figure("wavelengths")
+
+page.heading("h_regimes")
+page.text("regimes")
+page.controls("beta_fast", "beta_slow")
+page.figure("regimes")
+page.heading("h_ramp")
+page.text("ramp")
+page.figure("ramp")
+
+page.heading("h_temperature")
+page.text("temperature")
+page.figure("temperature")
+
+page.heading("h_ood")
+page.text("ood")
+page.figure("ood")
+
+page.heading("h_models")
+page.text("models")
+page.figure("models")
+page.text(
+    "preset_values", model=page.t(f"extension.model.{page.values['model']}"), table=preset_table(page.values, page.lang)
+)
+
+page.heading("h_paste")
+page.text("paste")
+st.text_area(page.t("extension.config"), key=widget_key(VIEW.page_id, "config"), height=260, max_chars=MAX_CONFIG_CHARS)
+page.figure("pasted")
+page.text("takeaway")
+
+page.explain()
+page.finish()

@@ -1,0 +1,125 @@
+r"""Every encoding on the same footing: its position-only score matrix, how relative it is, how it extrapolated.
+
+**Relative ⇔ Toeplitz.** Give every position the same content vector x, so whatever varies across the (L, L) score
+matrix comes from position alone. An encoding is *relative* when that matrix depends on j − i only — is constant
+along every diagonal (Toeplitz; syllabus 003's :math:`A_{\text{rel}}(i, j) = R_{j-i}`):
+
+* sinusoidal / learned, *added* to x: :math:`(x + p_i)W_QW_K^\top(x + p_j)^\top` — the cross terms
+  :math:`xW_QW_K^\top p_j^\top` depend on j alone and :math:`p_iW_QW_K^\top p_j^\top` on i and j separately: not
+  Toeplitz
+  (Vaswani et al. 2017, §3.5; the motivation of Shaw et al. 2018, arXiv:1803.02155);
+* Shaw: :math:`q\cdot k + q\cdot a_{\mathrm{clip}(j-i)}`; T5: :math:`q\cdot k + b_{\mathrm{bucket}(j-i)}`
+  (Raffel et al. 2020, arXiv:1910.10683); ALiBi: :math:`q\cdot k - m|i-j|` (Press et al. 2021, arXiv:2108.12409);
+  RoPE: :math:`(R_iq)^\top R_jk = q^\top R_{j-i}k` (Su et al. 2021, arXiv:2104.09864): all Toeplitz.
+
+:func:`toeplitz_residual` measures the spread along diagonals relative to the spread of the whole matrix, so it is
+0 (up to rounding) for relative encodings and of order 1 for absolute ones, whatever their scale.
+
+**Extrapolates.** :func:`extrapolation_excess` reads a per-position loss curve against the best achievable loss
+(the extrapolation lab's committed results) and returns the mean excess inside and beyond the training length.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .alibi import alibi_bias
+from .analysis import projection_weights, token_embeddings
+from .bias_analysis import toeplitz_deviation
+from .errors import PosEncError, as_array, as_choice, as_int
+from .learned import learned_table
+from .relative import shaw_relative_index, t5_bucket_matrix
+from .rope import rope_inv_freq, rope_scores
+from .sinusoidal import sinusoidal
+
+__all__ = [
+    "COMPARED",
+    "ExtrapolationExcess",
+    "extrapolation_excess",
+    "position_score_matrix",
+    "toeplitz_residual",
+]
+
+#: The encodings :func:`position_score_matrix` builds, absolute first.
+COMPARED = ("sinusoidal", "learned", "shaw", "t5", "rope", "alibi")
+MAX_LENGTH = 4096
+MAX_DIM = 1024
+_SHAW_MAX_RELATIVE = 16  # Shaw et al. found k ≥ 2 enough for translation; 16 shows the clipping on a small matrix
+_T5_BUCKETS, _T5_MAX_DISTANCE = 32, 128  # T5's defaults
+_ALIBI_HEADS = 8  # head 0 of 8: slope 1/2, the steepest
+
+
+def position_score_matrix(encoding: str, length: int, *, dim: int = 64, seed: int = 0) -> np.ndarray:
+    r"""The (L, L) logits :math:`s_{ij}` of one head when every position holds the same content, scaled by
+    :math:`1/\sqrt d` (biases are added unscaled, as in the models).
+
+    Content x, projections :math:`W_Q, W_K` and any learned table (BERT-style positions, Shaw's 2k + 1 offset
+    vectors, T5's bucket scalars) are random but fixed by ``seed``; ALiBi is shown in its bidirectional form
+    :math:`-m|i - j|` (slope 1/2) so every matrix is full. ``encoding`` is one of :data:`COMPARED`.
+    """
+    encoding = as_choice("encoding", encoding, COMPARED)
+    length = as_int("length", length, lo=2, hi=MAX_LENGTH)
+    dim = as_int("dim", dim, lo=2, hi=MAX_DIM, even=True)
+    seed = as_int("seed", seed, lo=0, hi=2**32 - 1)
+    x = token_embeddings(["token"], dim, seed=seed)  # (1, d): one content vector for every position
+    w_q, w_k, _ = projection_weights(dim, dim, seed=seed)
+    rng = np.random.default_rng([seed, 0xC0DE])
+    if encoding in ("sinusoidal", "learned"):
+        table = sinusoidal(length, dim) if encoding == "sinusoidal" else learned_table(length, dim, seed=seed)
+        h = x + table  # (L, d): position added to the input
+        return (h @ w_q) @ (h @ w_k).T / math.sqrt(dim)
+    q, k = x @ w_q, x @ w_k  # (1, d): the same query and key at every position
+    content = float((q @ k.T)[0, 0]) / math.sqrt(dim)
+    if encoding == "rope":
+        rows_q, rows_k = np.repeat(q, length, axis=0), np.repeat(k, length, axis=0)
+        return rope_scores(rows_q, rows_k, rope_inv_freq(dim))
+    if encoding == "shaw":
+        offsets = rng.standard_normal((2 * _SHAW_MAX_RELATIVE + 1, dim))  # a_{-k} … a_k, key side (Shaw eq. 4)
+        index = shaw_relative_index(length, length, max_relative=_SHAW_MAX_RELATIVE)
+        return content + (q @ offsets.T)[0][index] / math.sqrt(dim)
+    if encoding == "t5":
+        buckets = rng.standard_normal(_T5_BUCKETS)  # one learned scalar per bucket (one head)
+        index = t5_bucket_matrix(length, num_buckets=_T5_BUCKETS, max_distance=_T5_MAX_DISTANCE)
+        return content + buckets[index]
+    return content + alibi_bias(_ALIBI_HEADS, length, causal=False, heads=[0])[0]
+
+
+def toeplitz_residual(matrix: object) -> float:
+    r""":math:`\max_\delta(\max - \min)` along the diagonals, divided by :math:`\max - \min` of the whole matrix.
+
+    0 exactly for a Toeplitz matrix (entry (i, j) a function of j − i), including a constant one; of order 1 when
+    the entries depend on i and j separately. Scale-free, so a learned table initialised at 0.02 and a sinusoid
+    of amplitude 1 are judged alike. Finite matrices only.
+    """
+    a = as_array("matrix", matrix, ndim=2).astype(np.float64, copy=False)
+    spread = float(np.max(a) - np.min(a))
+    if spread == 0.0:
+        return 0.0
+    return toeplitz_deviation(a) / spread
+
+
+class ExtrapolationExcess(NamedTuple):
+    """Mean loss above the optimum (nats) before and from ``split`` on."""
+
+    inside: float
+    beyond: float
+
+
+def extrapolation_excess(loss: object, optimal: object, *, split: int) -> ExtrapolationExcess:
+    r"""Mean of :math:`\ell_t - \ell^*_t` over t < ``split`` and over t ≥ ``split`` (equal-length curves).
+
+    ``split`` is the first entry past the training length. Near 0 beyond the split means the model carried what
+    it learned to lengths it never saw; the extrapolation lab's task makes :math:`\ell^*` known exactly.
+    """
+    loss = as_array("loss", loss, ndim=1).astype(np.float64, copy=False)
+    optimal = as_array("optimal", optimal, ndim=1).astype(np.float64, copy=False)
+    if loss.shape != optimal.shape:
+        raise PosEncError(f"loss and optimal must have the same length, got {loss.shape[0]} and {optimal.shape[0]}")
+    split = as_int("split", split, lo=1, hi=loss.shape[0] - 1) if loss.shape[0] > 1 else None
+    if split is None:
+        raise PosEncError("loss needs at least 2 positions to compare inside and beyond a split")
+    excess = loss - optimal
+    return ExtrapolationExcess(float(np.mean(excess[:split])), float(np.mean(excess[split:])))

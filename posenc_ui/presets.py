@@ -1,0 +1,226 @@
+r"""Real models' RoPE settings, and the pasted ``config.json`` box: read, validate, never evaluate.
+
+Each preset in ``assets/presets/<id>.json`` holds the few ``config.json`` fields that decide RoPE, every one with
+the URL it was read from::
+
+    {"id": "llama2_7b", "name": "Llama 2 7B", "source": "https://…/config.json", "note": "…",
+     "values": {"rope_theta": {"value": 10000.0, "source": "https://…/config.json"}, …},
+     "missing": ["rope_scaling"]}          # optional: a field the model has but this file does not reproduce
+
+:meth:`Preset.config` is then a plain config dict for :func:`posenc_core.rope_frequencies_from_config`. Pasted text
+goes through :func:`parse_config_text`: capped in size and nesting, parsed with :mod:`json` only, and every
+problem raised as a :class:`~posenc_core.PosEncError` whose message the page shows while keeping its last figure.
+No maths here.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from posenc_core import PosEncError
+
+from .catalog import ROOT
+from .state import Param
+
+PRESET_DIR = ROOT / "assets" / "presets"
+#: Reading order of the presets (the page's model picker).
+PRESET_IDS = (
+    "llama2_7b",
+    "codellama_7b",
+    "llama3_1_8b",
+    "mistral_7b",
+    "qwen2_5_7b",
+    "deepseek_v3",
+    "phi3_mini_128k",
+    "gpt_neox_20b",
+)
+#: A real config.json is a few kB (Phi-3's, with 96 factors, about 3 kB); 64 kB leaves room and stops abuse.
+MAX_CONFIG_CHARS = 65_536
+#: config.json nests two or three levels (rope_parameters per layer type); 8 is generous.
+MAX_CONFIG_DEPTH = 8
+#: The config fields that decide RoPE (what a pasted config is reduced to in a share link).
+ROPE_FIELDS = (
+    "head_dim",
+    "qk_rope_head_dim",
+    "hidden_size",
+    "n_embd",
+    "num_attention_heads",
+    "n_head",
+    "max_position_embeddings",
+    "n_positions",
+    "original_max_position_embeddings",
+    "rope_theta",
+    "rotary_emb_base",
+    "partial_rotary_factor",
+    "rotary_pct",
+    "rotary_dim",
+    "rope_scaling",
+    "rope_parameters",
+)
+
+
+@dataclass(frozen=True)
+class Preset:
+    r"""One model's RoPE fields, each with its source; ``missing`` names fields the model has but we do not ship."""
+
+    id: str
+    name: str
+    source: str
+    note: str
+    values: Mapping[str, Any]
+    sources: Mapping[str, str]
+    missing: tuple[str, ...] = ()
+
+    def config(self) -> dict[str, Any]:
+        r"""A config dict (a fresh copy: callers may edit it) for ``rope_frequencies_from_config``."""
+        return json.loads(json.dumps(dict(self.values)))
+
+
+def parse_preset(data: object) -> Preset:
+    r"""A :class:`Preset` from the parsed JSON of one preset file; ``PosEncError`` says what is wrong with it."""
+    if not isinstance(data, Mapping):
+        raise PosEncError("a preset must be a JSON object")
+    for key in ("id", "name", "source", "note"):
+        if not isinstance(data.get(key), str):
+            raise PosEncError(f"preset field {key!r} must be a string")
+    fields = data.get("values")
+    if not isinstance(fields, Mapping) or not fields:
+        raise PosEncError(f"preset {data['id']!r} needs a non-empty 'values' object")
+    values, sources = {}, {}
+    for name, entry in fields.items():
+        if not isinstance(entry, Mapping) or set(entry) != {"value", "source"} or not isinstance(entry["source"], str):
+            raise PosEncError(f"preset {data['id']!r}: {name!r} must be {{'value': …, 'source': 'https://…'}}")
+        if not entry["source"].startswith("https://"):
+            raise PosEncError(f"preset {data['id']!r}: the source of {name!r} must be a https:// address")
+        values[name], sources[name] = entry["value"], entry["source"]
+    missing = data.get("missing", [])
+    if not isinstance(missing, list) or not all(isinstance(m, str) for m in missing):
+        raise PosEncError(f"preset {data['id']!r}: 'missing' must be a list of field names")
+    return Preset(data["id"], data["name"], data["source"], data["note"], values, sources, tuple(missing))
+
+
+@functools.cache
+def load_presets(folder: Path = PRESET_DIR) -> dict[str, Preset]:
+    r"""Every preset of :data:`PRESET_IDS`, read once per process; a missing or malformed file is an error."""
+    presets = {}
+    for preset_id in PRESET_IDS:
+        with (folder / f"{preset_id}.json").open(encoding="utf-8") as fh:
+            preset = parse_preset(json.load(fh))
+        if preset.id != preset_id:
+            raise PosEncError(f"{preset_id}.json names itself {preset.id!r}")
+        presets[preset_id] = preset
+    return presets
+
+
+def training_length(config: Mapping[str, Any]) -> int | None:
+    r"""The pre-training context the config records: ``original_max_position_embeddings`` (top level, or inside
+    ``rope_scaling`` / ``rope_parameters``), else ``max_position_embeddings`` (``n_positions``); None if neither."""
+    for key in ("rope_scaling", "rope_parameters"):
+        scaling = config.get(key)
+        if isinstance(scaling, Mapping) and scaling.get("original_max_position_embeddings") is not None:
+            if config.get("original_max_position_embeddings") is None:
+                return scaling["original_max_position_embeddings"]
+    for key in ("original_max_position_embeddings", "max_position_embeddings", "n_positions"):
+        if config.get(key) is not None:
+            return config[key]
+    return None
+
+
+def parse_config_text(text: str) -> dict[str, Any]:
+    r"""The JSON object in ``text`` (a pasted ``config.json``): at most :data:`MAX_CONFIG_CHARS` characters and
+    :data:`MAX_CONFIG_DEPTH` levels, parsed by :func:`json.loads` (never evaluated). Raises ``PosEncError``."""
+    if not isinstance(text, str):
+        raise PosEncError("the pasted config must be text")
+    if len(text) > MAX_CONFIG_CHARS:
+        raise PosEncError(f"the pasted text has {len(text):,} characters; a config.json fits in {MAX_CONFIG_CHARS:,}")
+    if not text.strip():
+        raise PosEncError("the box is empty: paste a model's config.json")
+    try:
+        config = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as err:
+        raise PosEncError(f"not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
+    except RecursionError:
+        raise PosEncError(f"the JSON nests deeper than {MAX_CONFIG_DEPTH} levels") from None
+    if not isinstance(config, dict):
+        raise PosEncError(f"config.json must be a JSON object {{…}}, got a {type(config).__name__}")
+    if _depth(config) > MAX_CONFIG_DEPTH:
+        raise PosEncError(f"the JSON nests deeper than {MAX_CONFIG_DEPTH} levels")
+    return config
+
+
+def _refuse_constant(name: str) -> float:
+    raise PosEncError(f"not valid JSON: {name} is not a JSON number")
+
+
+def _depth(value: object) -> int:
+    r"""Nesting depth of parsed JSON, iteratively (a crafted input cannot exhaust the stack here)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
+def rope_fields(config: Mapping[str, Any]) -> dict[str, Any]:
+    r"""Only the fields that decide RoPE (:data:`ROPE_FIELDS`), in that order."""
+    return {key: config[key] for key in ROPE_FIELDS if key in config}
+
+
+@dataclass(frozen=True)
+class ConfigTextParam(Param):
+    r"""The paste box's text. In a link it travels as compact JSON of its RoPE fields only (a full config would make
+    a 64 kB URL); a link value that is not a JSON object falls back to the default with a notice."""
+
+    widget: str = "text_area"  # drawn by the page itself; the frame's controls() does not draw it
+
+    def _parse(self, text: str) -> str:
+        try:
+            config = parse_config_text(text)
+        except PosEncError as err:
+            raise ValueError(str(err)) from None
+        return json.dumps(config, indent=2, ensure_ascii=False)
+
+    def encode(self, value: Any) -> str:
+        try:
+            return json.dumps(rope_fields(parse_config_text(value)), separators=(",", ":"), ensure_ascii=False)
+        except PosEncError:
+            return str(value)[:2000]  # broken text being edited: kept short in the URL until it parses
+
+
+def scaling_of(config: Mapping[str, Any]) -> tuple[str, float]:
+    r"""(rope_type, factor s) a config asks for: ("default", 1) without scaling; a missing factor is read as
+    max_position_embeddings / original length, as transformers does for YaRN and LongRoPE."""
+    scaling = _scaling_dict(config)
+    rope_type = str(scaling.get("rope_type", scaling.get("type", "default")))
+    factor = scaling.get("factor")
+    if factor is None:
+        longest, original = config.get("max_position_embeddings"), training_length(config)
+        factor = longest / original if isinstance(longest, int | float) and isinstance(original, int | float) else 1.0
+    return rope_type, float(factor) if isinstance(factor, int | float) else 1.0
+
+
+def without_scaling(config: Mapping[str, Any]) -> dict[str, Any]:
+    r"""The same model with plain RoPE: rope_scaling / rope_parameters reduced to the base fields they may carry."""
+    plain = {key: value for key, value in config.items() if key not in ("rope_scaling", "rope_parameters")}
+    kept = {
+        key: value for key, value in _scaling_dict(config).items() if key in ("rope_theta", "partial_rotary_factor")
+    }
+    if kept:
+        plain["rope_parameters"] = {"rope_type": "default", **kept}
+    return plain
+
+
+def _scaling_dict(config: Mapping[str, Any]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for key in ("rope_scaling", "rope_parameters"):
+        if isinstance(config.get(key), Mapping):
+            merged.update(config[key])
+    return merged

@@ -1,0 +1,453 @@
+r"""Page 7 — context extension: what PI, NTK-aware, dynamic NTK, YaRN, Llama 3 and LongRoPE do to each RoPE pair.
+
+A real model (a preset from ``assets/presets/``) gives the head size, base and training length L; a method and a
+factor s give new frequencies, all from :func:`posenc_core.rope_frequencies_from_config`. The page draws the
+wavelengths before and after, YaRN's regimes r = L/λ with its α/β thresholds and its ramp two ways, the temperature
+each method applies, the arcs of angles each pair reaches at a target length, and any pasted ``config.json``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import NamedTuple
+
+import numpy as np
+import plotly.graph_objects as go
+
+from posenc_core import (
+    PosEncError,
+    rope_frequencies,
+    rope_frequencies_from_config,
+    rope_wavelengths,
+    rotations_in_context,
+    yarn_regimes,
+)
+from posenc_core.extension_analysis import (
+    angle_coverage,
+    dynamic_ntk_alpha,
+    implied_base,
+    ntk_base,
+    pair_regimes,
+    temperature_curves,
+    unseen_angles,
+    yarn_ramp_by_turns,
+)
+
+from ..figures import extension as figs
+from ..i18n import t
+from ..presets import (
+    PRESET_IDS,
+    ConfigTextParam,
+    load_presets,
+    parse_config_text,
+    scaling_of,
+    training_length,
+    without_scaling,
+)
+from ..state import ChoiceParam, IntParam
+from .base import Check, Explain, Values, View, uses
+
+METHODS = ("model", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
+#: Meta's published Llama 3.1 band edges, used when Llama 3 scaling is applied to another model.
+LLAMA3_BANDS = {"low_freq_factor": 1.0, "high_freq_factor": 4.0}
+#: The s axis of the temperature chart: 1 … 128 on a log scale.
+TEMPERATURE_FACTORS = np.geomspace(1.0, 128.0, 160)
+#: The turns axis of the paper's ramp: from well below α = 1 to well above β = 32.
+PAPER_TURNS = np.geomspace(0.05, 1000.0, 240)
+#: The example in the paste box: Llama 3.1 8B's RoPE fields, exactly as its preset holds them.
+EXAMPLE_CONFIG = json.dumps(load_presets()["llama3_1_8b"].config(), indent=2)
+
+PARAMS = (
+    ChoiceParam("model", "llama2_7b", options=PRESET_IDS, widget="radio"),
+    ChoiceParam("method", "yarn", options=METHODS, widget="radio"),
+    IntParam("factor", 8, lo=2, hi=64),
+    IntParam("stretch", 8, lo=1, hi=64),
+    IntParam("beta_fast", 32, lo=8, hi=128),
+    IntParam("beta_slow", 1, lo=1, hi=4),
+    ConfigTextParam("config", EXAMPLE_CONFIG),
+)
+
+
+class Extension(NamedTuple):
+    r"""One model under one method: frequencies before / after, the attention factor, L, the target T, s."""
+
+    before: np.ndarray  # (n,) plain RoPE of the model
+    after: np.ndarray  # (n,) with the method
+    attention_factor: float
+    length: int  # L: the training length
+    target: int  # T = stretch · L
+    factor: float  # s the method applies (the model's own for "model")
+    rope_type: str
+
+    @property
+    def dim(self) -> int:
+        return 2 * self.before.shape[0]
+
+    @property
+    def base(self) -> float:
+        return implied_base(self.before)
+
+
+def _method_config(model: str, method: str, factor: int, beta_fast: int, beta_slow: int) -> dict:
+    r"""The preset's config with its scaling replaced by ``method`` at factor s (or kept, for "model")."""
+    preset = load_presets()[model]
+    config = preset.config()
+    if method == "model":
+        if preset.missing:
+            raise PosEncError(t("extension.missing_fields", "en", model=preset.name, fields=", ".join(preset.missing)))
+        return config
+    if method == "longrope":
+        raise PosEncError(t("extension.longrope_needs_factors", "en"))
+    length = training_length(config)
+    plain = without_scaling(config)
+    plain.pop("original_max_position_embeddings", None)
+    plain["max_position_embeddings"] = length  # dynamic NTK grows from here; the others read it as the original
+    scaling: dict = {"rope_type": method, "factor": float(factor)}
+    if method == "yarn":
+        scaling |= {"original_max_position_embeddings": length, "beta_fast": beta_fast, "beta_slow": beta_slow}
+    elif method == "llama3":
+        scaling |= {"original_max_position_embeddings": length, **LLAMA3_BANDS}
+    return plain | {"rope_scaling": scaling}
+
+
+@functools.lru_cache(maxsize=64)
+def _extension(model: str, method: str, factor: int, stretch: int, beta_fast: int, beta_slow: int) -> Extension:
+    config = load_presets()[model].config()
+    length = training_length(config)
+    before = rope_frequencies_from_config(without_scaling(config)).inv_freq
+    scaled = _method_config(model, method, factor, beta_fast, beta_slow)
+    after = rope_frequencies_from_config(scaled, seq_len=stretch * length)
+    rope_type, s = scaling_of(scaled)
+    return Extension(before, after.inv_freq, after.attention_factor, length, stretch * length, s, rope_type)
+
+
+def _of(v: Values) -> Extension:
+    return _extension(v["model"], v["method"], v["factor"], v["stretch"], v["beta_fast"], v["beta_slow"])
+
+
+def _name(v: Values) -> str:
+    return load_presets()[v["model"]].name
+
+
+# --- the master chart and the readouts beside it -------------------------------------------------------------------
+
+
+@uses("model", "method", "factor", "stretch", "beta_fast", "beta_slow")
+def wavelengths_figure(v: Values, lang: str) -> go.Figure:
+    ext = _of(v)
+    method = t(f"extension.method.{v['method']}", lang)
+    title = t(
+        "extension.fig_wavelengths", lang, model=_name(v), method=method, type=ext.rope_type, factor=f"{ext.factor:g}"
+    )
+    return figs.wavelengths(
+        rope_wavelengths(ext.before),
+        rope_wavelengths(ext.after),
+        length=ext.length,
+        target=ext.target,
+        title=title,
+        after_name=t("extension.after", lang, method=method),
+        lang=lang,
+    )
+
+
+def readouts(v: Values) -> dict[str, str]:
+    r"""The numbers printed beside the sliders: NTK-aware base at s, dynamic NTK's α and base at ℓ = T."""
+    config = load_presets()[v["model"]].config()
+    plain = rope_frequencies_from_config(without_scaling(config)).inv_freq
+    base, dim, length = implied_base(plain), 2 * plain.shape[0], training_length(config)
+    alpha = dynamic_ntk_alpha(v["factor"], v["stretch"] * length, length)
+    return {
+        "base": f"{base:,.0f}",
+        "dim": str(dim),
+        "exponent": f"{dim / (dim - 2):.4f}",
+        "factor": str(v["factor"]),
+        "ntk_base": f"{ntk_base(base, v['factor'], dim):,.0f}",
+        "seq_len": f"{v['stretch'] * length:,}",
+        "length": f"{length:,}",
+        "alpha": f"{alpha:,.2f}",
+        "dynamic_base": f"{ntk_base(base, alpha, dim):,.0f}",
+    }
+
+
+# --- regimes and the ramp ----------------------------------------------------------------------------------------
+
+
+@uses("model", "method", "factor", "stretch", "beta_fast", "beta_slow")
+def regimes_figure(v: Values, lang: str) -> go.Figure:
+    ext = _of(v)
+    regime = pair_regimes(ext.before, ext.after, factor=max(ext.factor, 1.0))
+    counts = np.bincount(regime, minlength=3)
+    title = t(
+        "extension.fig_regimes",
+        lang,
+        model=_name(v),
+        method=t(f"extension.method.{v['method']}", lang),
+        kept=counts[0],
+        blended=counts[1],
+        interpolated=counts[2],
+    )
+    turns = rotations_in_context(ext.before, ext.length)
+    return figs.regimes(turns, regime, beta_fast=v["beta_fast"], beta_slow=v["beta_slow"], title=title, lang=lang)
+
+
+@functools.lru_cache(maxsize=32)
+def _ramp(model: str, beta_fast: int, beta_slow: int):
+    config = load_presets()[model].config()
+    plain = rope_frequencies_from_config(without_scaling(config)).inv_freq
+    length = training_length(config)
+    split = yarn_regimes(
+        2 * plain.shape[0],
+        base=implied_base(plain),
+        original_max_position_embeddings=length,
+        beta_fast=beta_fast,
+        beta_slow=beta_slow,
+    )
+    return split, rotations_in_context(plain, length)
+
+
+@uses("model", "beta_fast", "beta_slow")
+def ramp_figure(v: Values, lang: str) -> go.Figure:
+    split, turns = _ramp(v["model"], v["beta_fast"], v["beta_slow"])
+    paper = yarn_ramp_by_turns(PAPER_TURNS, beta_fast=v["beta_fast"], beta_slow=v["beta_slow"])
+    return figs.ramp_two_ways(split.ramp, turns, PAPER_TURNS, paper, low=split.low, high=split.high, lang=lang)
+
+
+# --- temperature --------------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=16)
+def _temperature(length: int):
+    deepseek = load_presets()["deepseek_v3"].config()["rope_scaling"]
+    return temperature_curves(
+        TEMPERATURE_FACTORS,
+        original_max_position_embeddings=length,
+        mscale=deepseek["mscale"],
+        mscale_all_dim=deepseek["mscale_all_dim"],
+    )
+
+
+@uses("model", "factor")
+def temperature_figure(v: Values, lang: str) -> go.Figure:
+    curves = _temperature(training_length(load_presets()[v["model"]].config()))
+    return figs.temperature(TEMPERATURE_FACTORS, curves._asdict(), current=v["factor"], lang=lang)
+
+
+# --- angles never seen in training ------------------------------------------------------------------------------
+
+
+@uses("model", "method", "factor", "stretch", "beta_fast", "beta_slow")
+def ood_figure(v: Values, lang: str) -> go.Figure:
+    ext = _of(v)
+    seen = angle_coverage(ext.before, ext.length)
+    before = angle_coverage(ext.before, ext.target)
+    after = angle_coverage(ext.after, ext.target)
+    new_before = int(np.count_nonzero(unseen_angles(ext.before, ext.length, ext.before, ext.target) > 1e-9))
+    new_after = int(np.count_nonzero(unseen_angles(ext.before, ext.length, ext.after, ext.target) > 1e-9))
+    method = t(f"extension.method.{v['method']}", lang)
+    panels = (
+        (t("extension.panel_before", lang, count=new_before, pairs=ext.before.shape[0]), before),
+        (t("extension.panel_after", lang, method=method, count=new_after, pairs=ext.before.shape[0]), after),
+    )
+    title = t("extension.fig_ood", lang, model=_name(v), target=f"{ext.target:,}", length=f"{ext.length:,}")
+    return figs.angle_rings(seen, panels, title=title, lang=lang)
+
+
+# --- real models, and a pasted config.json ------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _published() -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    curves, lengths = {}, {}
+    for preset in load_presets().values():
+        if preset.missing:
+            continue  # not drawn without the fields that decide its frequencies
+        config = preset.config()
+        freqs = rope_frequencies_from_config(config, seq_len=config.get("max_position_embeddings"))
+        curves[preset.name], lengths[preset.name] = rope_wavelengths(freqs.inv_freq), training_length(config)
+    return curves, lengths
+
+
+@uses()
+def models_figure(v: Values, lang: str) -> go.Figure:
+    curves, lengths = _published()
+    return figs.model_wavelengths(curves, lengths, lang=lang)
+
+
+@functools.lru_cache(maxsize=16)
+def _pasted(text: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
+    config = parse_config_text(text)
+    length = training_length(config)
+    if not isinstance(length, int | float) or isinstance(length, bool):
+        raise PosEncError("config needs max_position_embeddings (or original_max_position_embeddings)")
+    longest = config.get("max_position_embeddings", length)
+    after = rope_frequencies_from_config(config, seq_len=longest if isinstance(longest, int) else None)
+    before = rope_frequencies_from_config(without_scaling(config)).inv_freq
+    rope_type, factor = scaling_of(config)
+    return before, after.inv_freq, after.attention_factor, int(length), rope_type, factor
+
+
+@uses("config")
+def pasted_figure(v: Values, lang: str) -> go.Figure:
+    before, after, attention_factor, length, rope_type, factor = _pasted(v["config"])
+    title = t(
+        "extension.fig_pasted",
+        lang,
+        type=rope_type,
+        factor=f"{factor:g}",
+        dim=2 * before.shape[0],
+        base=f"{implied_base(before):,.6g}",
+        attention=f"{attention_factor:.4f}",
+    )
+    return figs.wavelengths(
+        rope_wavelengths(before),
+        rope_wavelengths(after),
+        length=length,
+        target=None,
+        title=title,
+        after_name=t("extension.after_config", lang),
+        lang=lang,
+    )
+
+
+def preset_table(v: Values, lang: str) -> str:
+    r"""A markdown table of the chosen preset: field, value, where it was read (links)."""
+    preset = load_presets()[v["model"]]
+    rows = [
+        f"| {t('extension.col_field', lang)} | {t('extension.col_value', lang)} | {t('extension.col_source', lang)} |",
+        "|---|---|---|",
+    ]
+    for name, value in preset.values.items():
+        shown = json.dumps(value, ensure_ascii=False).replace("|", "\\|")
+        rows.append(f"| `{name}` | `{shown}` | [{t('extension.link', lang)}]({preset.sources[name]}) |")
+    for name in preset.missing:
+        rows.append(
+            f"| `{name}` | {t('extension.not_bundled', lang)} | [{t('extension.link', lang)}]({preset.source}) |"
+        )
+    return "\n".join(rows) + f"\n\n*{t(f'extension.note.{preset.id}', lang)}*"
+
+
+# --- checks -------------------------------------------------------------------------------------------------------
+
+
+@uses("model", "factor")
+def check_ntk(v: Values) -> Check:
+    r"""The base implied by the core's NTK-aware frequencies equals :math:`b\,s^{d/(d-2)}`."""
+    config = load_presets()[v["model"]].config()
+    plain = without_scaling(config)
+    base = implied_base(rope_frequencies_from_config(plain).inv_freq)
+    ntk = rope_frequencies_from_config(plain | {"rope_scaling": {"rope_type": "ntk", "factor": float(v["factor"])}})
+    expected = ntk_base(base, v["factor"], 2 * ntk.inv_freq.shape[0])
+    return Check(
+        "extension.check_ntk",
+        abs(implied_base(ntk.inv_freq) / expected - 1.0),
+        tolerance=1e-9,
+        fmt={"factor": v["factor"], "base": f"{expected:,.0f}"},
+    )
+
+
+@uses("model", "factor", "stretch")
+def check_dynamic(v: Values) -> Check:
+    r"""Dynamic NTK at ℓ = T: the core's base equals :math:`b\,\alpha^{d/(d-2)}`, α = s·ℓ/L − (s − 1)."""
+    ext = _extension(v["model"], "dynamic", v["factor"], v["stretch"], 32, 1)
+    alpha = dynamic_ntk_alpha(v["factor"], ext.target, ext.length)
+    expected = ntk_base(ext.base, alpha, ext.dim)
+    return Check(
+        "extension.check_dynamic",
+        abs(implied_base(ext.after) / expected - 1.0),
+        tolerance=1e-9,
+        fmt={"alpha": f"{alpha:,.2f}", "seq_len": f"{ext.target:,}"},
+    )
+
+
+@uses("model", "factor", "beta_fast", "beta_slow")
+def check_regimes(v: Values) -> Check:
+    r"""Classifying the core's YaRN frequencies pair by pair gives exactly ``yarn_regimes``' three bands."""
+    ext = _extension(v["model"], "yarn", v["factor"], 1, v["beta_fast"], v["beta_slow"])
+    generic = pair_regimes(ext.before, ext.after, factor=v["factor"])
+    split, _ = _ramp(v["model"], v["beta_fast"], v["beta_slow"])
+    counts = np.bincount(split.regime, minlength=3)
+    return Check(
+        "extension.check_regimes",
+        float(np.count_nonzero(generic != split.regime)),
+        fmt={"kept": counts[0], "blended": counts[1], "interpolated": counts[2], "factor": v["factor"]},
+    )
+
+
+@uses("model", "factor")
+def check_temperature(v: Values) -> Check:
+    r"""The plotted curves at s equal the attention factors of the core's own YaRN and LongRoPE code paths."""
+    length = training_length(load_presets()[v["model"]].config())
+    s = float(v["factor"])
+    curves = temperature_curves(np.array([s]), original_max_position_embeddings=length)
+    ones = [1.0] * 32
+    yarn = rope_frequencies(
+        64, rope_scaling={"rope_type": "yarn", "factor": s, "original_max_position_embeddings": length}
+    )
+    longrope = rope_frequencies(
+        64,
+        rope_scaling={
+            "rope_type": "longrope",
+            "factor": s,
+            "short_factor": ones,
+            "long_factor": ones,
+            "original_max_position_embeddings": length,
+        },
+    )
+    residual = max(abs(curves.yarn[0] - yarn.attention_factor), abs(curves.longrope[0] - longrope.attention_factor))
+    return Check(
+        "extension.check_temperature",
+        residual,
+        tolerance=1e-12,
+        fmt={
+            "factor": v["factor"],
+            "yarn": f"{yarn.attention_factor:.4f}",
+            "longrope": f"{longrope.attention_factor:.4f}",
+        },
+    )
+
+
+@uses("model", "stretch")
+def check_interpolation(v: Values) -> Check:
+    r"""PI with s = T/L puts every pair's arc at T exactly on its training arc: no unseen angle."""
+    ext = _extension(v["model"], "linear", v["stretch"], v["stretch"], 32, 1)  # s = T/L
+    residual = float(np.max(unseen_angles(ext.before, ext.length, ext.after, ext.target)))
+    return Check("extension.check_interpolation", residual, tolerance=1e-9, fmt={"stretch": v["stretch"]})
+
+
+VIEW = View(
+    page_id="extension",
+    params=PARAMS,
+    figures={
+        "wavelengths": wavelengths_figure,
+        "regimes": regimes_figure,
+        "ramp": ramp_figure,
+        "temperature": temperature_figure,
+        "ood": ood_figure,
+        "models": models_figure,
+        "pasted": pasted_figure,
+    },
+    checks={
+        "ntk": check_ntk,
+        "dynamic": check_dynamic,
+        "regimes": check_regimes,
+        "temperature": check_temperature,
+        "interpolation": check_interpolation,
+    },
+    explain=Explain(
+        latex=(
+            r"\theta_i = b^{-2i/d}, \qquad \lambda_i = \frac{2\pi}{\theta_i}, \qquad r_i = \frac{L}{\lambda_i}",
+            r"\text{PI: } \theta'_i = \theta_i / s",
+            r"\text{NTK: } b' = b\,s^{d/(d-2)}",
+            r"\text{dynamic: } b' = b\,\alpha^{d/(d-2)}, \ \alpha = \tfrac{s\,\ell}{L} - (s-1)",
+            r"\text{YaRN: } \theta'_i = \big(1-\gamma(r_i)\big)\tfrac{\theta_i}{s} + \gamma(r_i)\,\theta_i",
+            r"\gamma(r) = \operatorname{clip}\Big(\tfrac{r-\alpha}{\beta-\alpha}, 0, 1\Big)",
+            r"\text{YaRN temperature: } \sqrt{1/t} = 0.1\ln s + 1",
+            r"\text{LongRoPE: } \theta'_i = \theta_i / f_i, \quad \sqrt{1 + \ln s / \ln L}",
+        ),
+        sources=(rope_frequencies, pair_regimes, unseen_angles, temperature_curves),
+        paper="Chen et al. 2023 (PI), arXiv:2306.15595; bloc97 2023 (NTK-aware); Peng et al. 2023 (YaRN), "
+        "arXiv:2309.00071, §3; Meta 2024 (Llama 3.1), arXiv:2407.21783; Ding et al. 2024 (LongRoPE), arXiv:2402.13753",
+        checks=("ntk", "dynamic", "regimes", "temperature", "interpolation"),
+    ),
+)

@@ -1,0 +1,98 @@
+r"""Page 7: figures as pure functions, the numbers the text promises, refusals as lessons, the hardened paste box."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from posenc_ui.figures import extension as figs
+from posenc_ui.state import defaults
+from posenc_ui.views.extension import VIEW, preset_table, readouts
+
+SCRIPT = "pages/7_Context_extension.py"
+
+
+def values(**changes) -> dict:
+    return {**defaults(VIEW.params), **changes}
+
+
+def test_defaults_show_llama2_yarn_8_as_21_25_18() -> None:
+    fig = VIEW.figures["regimes"](values(), "en")
+    assert "21 / 25 / 18" in fig.layout.title.text
+    assert [len(bar.x) for bar in fig.data] == [21, 25, 18]
+
+
+def test_readouts_print_the_published_ntk_base() -> None:
+    assert readouts(values())["ntk_base"] == "82,685"  # d = 128, b = 10⁴, s = 8 (REFERENCES.md)
+    assert readouts(values(stretch=1))["alpha"] == "1.00"  # dynamic NTK does nothing up to L
+
+
+@pytest.mark.parametrize("method", ["linear", "ntk", "dynamic", "yarn", "llama3"])
+@pytest.mark.parametrize("model", ["llama2_7b", "gpt_neox_20b", "deepseek_v3", "phi3_mini_128k"])
+def test_every_method_draws_on_every_model_and_the_checks_hold(model: str, method: str) -> None:
+    v = values(model=model, method=method, factor=16, stretch=16)
+    for build in VIEW.figures.values():
+        assert build(v, "zh").layout.title.text
+    assert all(check(v).passed for check in VIEW.checks.values())
+
+
+def test_ood_rings_go_red_without_a_method_and_pi_removes_all_red() -> None:
+    plain = VIEW.figures["ood"](values(method="linear", factor=8, stretch=8), "en")
+    assert "0 of 64" in plain.layout.annotations[1].text  # PI at s = T/L: nothing new
+    assert "18 of 64 pairs" in plain.layout.annotations[0].text  # plain RoPE: the pairs with r < 1
+
+
+def test_longrope_and_phi3_as_published_are_refused_with_a_pointer_to_the_paste_box(open_page) -> None:
+    at = open_page(SCRIPT, lang="en", params={"method": "longrope"})
+    assert not at.exception
+    assert any("paste" in e.value.lower() for e in at.error)
+    at = open_page(SCRIPT, lang="en", params={"method": "model", "model": "phi3_mini_128k"})
+    assert any("not bundled" in e.value for e in at.error)
+
+
+def test_broken_pasted_config_keeps_the_last_good_figure(open_page) -> None:
+    at = open_page(SCRIPT, lang="en")
+    charts = len(at.get("plotly_chart"))
+    at.text_area(key="extension.config").set_value('{"rope_theta": 10000, "head_dim": 128,').run()
+    assert not at.exception
+    assert any("not valid JSON" in e.value for e in at.error)
+    assert len(at.get("plotly_chart")) == charts
+    at.text_area(key="extension.config").set_value(
+        json.dumps({"head_dim": 64, "max_position_embeddings": 2048, "rope_scaling": {"rope_type": "magic"}})
+    ).run()
+    assert any("rope_type" in e.value and "magic" in e.value for e in at.error)
+    at.text_area(key="extension.config").set_value(json.dumps({"rope_theta": 10000})).run()
+    assert any("max_position_embeddings" in e.value for e in at.error)
+    at.text_area(key="extension.config").set_value(json.dumps({"max_position_embeddings": 4096})).run()
+    assert any("head_dim" in e.value for e in at.error)
+    assert len(at.get("plotly_chart")) == charts
+
+
+def test_pasted_phi3_style_longrope_config_is_drawn(open_page) -> None:
+    config = {
+        "hidden_size": 64,
+        "num_attention_heads": 2,
+        "max_position_embeddings": 1024,
+        "original_max_position_embeddings": 128,
+        "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 16, "long_factor": [4.0] * 16},
+    }
+    fig = VIEW.figures["pasted"](values(config=json.dumps(config)), "en")
+    assert "longrope" in fig.layout.title.text
+    before, after = (np.asarray(trace.y) for trace in fig.data)
+    assert np.allclose(after, 4 * before)  # long factors above the original length: every wavelength × 4
+
+
+def test_preset_table_links_every_value_and_notes_the_missing_phi3_factors() -> None:
+    table = preset_table(values(model="phi3_mini_128k"), "en")
+    assert table.count("https://huggingface.co/microsoft/Phi-3-mini-128k-instruct") == 6
+    assert "not bundled" in table
+
+
+def test_builders_are_pure_and_titled() -> None:
+    lam = np.geomspace(6.0, 5e4, 8)
+    fig = figs.wavelengths(lam, lam * 2, length=4096, target=8192, title="x", after_name="y", lang="en")
+    assert len(fig.layout.shapes) == 2 and fig.layout.yaxis.type == "log"
+    rings = figs.angle_rings(np.full(4, 3.0), [("a", np.full(4, 6.0))], title="t", lang="zh")
+    assert [trace.type for trace in rings.data] == ["barpolar"] * 3

@@ -1,0 +1,140 @@
+r"""Presets parse, carry a source for every value, and give the frequencies the formulas give; the paste box is safe."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from posenc_core import PosEncError, rope_frequencies_from_config
+from posenc_ui import presets
+from posenc_ui.presets import (
+    MAX_CONFIG_CHARS,
+    PRESET_IDS,
+    ConfigTextParam,
+    load_presets,
+    parse_config_text,
+    parse_preset,
+    scaling_of,
+    training_length,
+    without_scaling,
+)
+
+
+def theta(dim: int, base: float) -> np.ndarray:
+    return np.array([base ** (-2.0 * i / dim) for i in range(dim // 2)])
+
+
+@pytest.mark.parametrize("preset_id", PRESET_IDS)
+def test_every_preset_parses_and_every_value_has_an_https_source(preset_id: str) -> None:
+    preset = load_presets()[preset_id]
+    assert preset.id == preset_id and preset.values
+    assert set(preset.sources) == set(preset.values)
+    assert all(src.startswith("https://huggingface.co/") for src in preset.sources.values())
+
+
+@pytest.mark.parametrize(
+    ("preset_id", "dim", "base"),
+    [
+        ("llama2_7b", 128, 1e4),
+        ("codellama_7b", 128, 1e6),
+        ("mistral_7b", 128, 1e4),
+        ("gpt_neox_20b", 24, 1e4),
+        ("phi3_mini_128k", 96, 1e4),
+        ("deepseek_v3", 64, 1e4),
+        ("qwen2_5_7b", 128, 1e6),
+        ("llama3_1_8b", 128, 5e5),
+    ],
+)
+def test_plain_frequencies_equal_the_formula(preset_id: str, dim: int, base: float) -> None:
+    freqs = rope_frequencies_from_config(without_scaling(load_presets()[preset_id].config())).inv_freq
+    assert np.allclose(freqs, theta(dim, base), rtol=1e-13, atol=0)
+
+
+def test_llama31_keeps_fast_pairs_divides_slow_ones_by_8_and_blends_by_meta_formula() -> None:
+    freqs = rope_frequencies_from_config(load_presets()["llama3_1_8b"].config()).inv_freq
+    th = theta(128, 5e5)
+    wavelength = 2 * math.pi / th
+    assert freqs[0] == th[0] == 1.0 and freqs[-1] == pytest.approx(th[-1] / 8, rel=1e-13)
+    i = int(np.flatnonzero((wavelength > 8192 / 4) & (wavelength < 8192))[0])
+    smooth = (8192 / wavelength[i] - 1) / (4 - 1)
+    assert freqs[i] == pytest.approx((1 - smooth) * th[i] / 8 + smooth * th[i], rel=1e-13)
+
+
+def test_qwen_and_deepseek_yarn_attention_factors_and_ends() -> None:
+    qwen = rope_frequencies_from_config(load_presets()["qwen2_5_7b"].config())
+    assert qwen.attention_factor == pytest.approx(0.1 * math.log(4) + 1)
+    assert qwen.inv_freq[0] == 1.0 and qwen.inv_freq[-1] == pytest.approx(theta(128, 1e6)[-1] / 4, rel=1e-13)
+    deepseek = rope_frequencies_from_config(load_presets()["deepseek_v3"].config())
+    assert deepseek.attention_factor == 1.0  # mscale = mscale_all_dim: the ratio is exactly 1
+    assert deepseek.inv_freq.shape == (32,) and deepseek.inv_freq[-1] == pytest.approx(1e4 ** (-62 / 64) / 40)
+
+
+def test_training_lengths_and_scalings() -> None:
+    lengths = {pid: training_length(p.config()) for pid, p in load_presets().items()}
+    assert lengths == {
+        "llama2_7b": 4096,
+        "codellama_7b": 16384,
+        "llama3_1_8b": 8192,
+        "mistral_7b": 32768,
+        "qwen2_5_7b": 32768,
+        "deepseek_v3": 4096,
+        "phi3_mini_128k": 4096,
+        "gpt_neox_20b": 2048,
+    }
+    assert scaling_of(load_presets()["deepseek_v3"].config()) == ("yarn", 40.0)
+    assert scaling_of(load_presets()["llama2_7b"].config()) == ("default", 1.0)
+
+
+def test_phi3_says_its_factors_are_not_bundled() -> None:
+    phi3 = load_presets()["phi3_mini_128k"]
+    assert phi3.missing == ("rope_scaling",) and "rope_scaling" not in phi3.values
+    assert "not bundled" in phi3.note.lower() or "not bundled" in phi3.note
+
+
+def test_malformed_preset_is_refused() -> None:
+    good = json.loads((presets.PRESET_DIR / "llama2_7b.json").read_text())
+    for broken in (
+        {**good, "values": {}},
+        {**good, "values": {"rope_theta": 10000.0}},
+        {**good, "values": {"rope_theta": {"value": 1e4, "source": "file.txt"}}},
+        [1, 2],
+    ):
+        with pytest.raises(PosEncError):
+            parse_preset(broken)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty"),
+        ('{"rope_theta": 10000,}', "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"rope_theta": NaN}', "NaN"),
+        ('{"a": ' * 9 + "1" + "}" * 9, "nests deeper"),
+        ('{"a": ' + "[" * 50_000 + "]" * 50_000 + "}", "characters"),
+        ('{"a": ' + "[" * 20_000 + "]" * 20_000 + "}", "nests deeper"),
+        ('__import__("os").system("echo no")', "not valid JSON"),
+    ],
+)
+def test_pasted_text_is_parsed_safely_or_refused_with_a_message(text: str, message: str) -> None:
+    with pytest.raises(PosEncError, match=message):
+        parse_config_text(text)
+
+
+def test_size_cap_is_64_kb() -> None:
+    assert MAX_CONFIG_CHARS == 65_536
+    padded = json.dumps({"rope_theta": 10000.0, "pad": "x" * (MAX_CONFIG_CHARS - 40)})
+    assert parse_config_text(padded)["rope_theta"] == 10000.0
+
+
+def test_config_param_keeps_only_rope_fields_in_links_and_refuses_garbage() -> None:
+    param = ConfigTextParam("config", "{}")
+    full = json.dumps({"vocab_size": 32000, "rope_theta": 500000.0, "head_dim": 128})
+    assert json.loads(param.encode(full)) == {"head_dim": 128, "rope_theta": 500000.0}
+    value, problem = param.parse("🙃garbage", {})
+    assert value == "{}" and problem is not None and problem.kind == "invalid"
+    value, problem = param.parse(param.encode(full), {})
+    assert problem is None and json.loads(value) == {"head_dim": 128, "rope_theta": 500000.0}

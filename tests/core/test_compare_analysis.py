@@ -1,0 +1,89 @@
+r"""compare_analysis: relative encodings give Toeplitz matrices, added ones do not; the lab excess is a plain mean."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posenc_core import PosEncError
+from posenc_core.compare_analysis import (
+    COMPARED,
+    extrapolation_excess,
+    position_score_matrix,
+    toeplitz_residual,
+)
+
+
+@pytest.mark.parametrize("encoding", ["shaw", "t5", "rope", "alibi"])
+@pytest.mark.parametrize("length", [16, 97])
+def test_relative_encodings_are_toeplitz(encoding: str, length: int) -> None:
+    assert toeplitz_residual(position_score_matrix(encoding, length)) < 1e-12
+
+
+@pytest.mark.parametrize("encoding", ["sinusoidal", "learned"])
+def test_added_encodings_are_not_toeplitz(encoding: str) -> None:
+    assert toeplitz_residual(position_score_matrix(encoding, 64)) > 0.1
+
+
+def test_rope_matrix_matches_a_naive_rotation_loop() -> None:
+    length, dim = 12, 8
+    scores = position_score_matrix("rope", length, dim=dim)
+    from posenc_core.analysis import projection_weights, token_embeddings
+
+    x = token_embeddings(["token"], dim)[0]
+    w_q, w_k, _ = projection_weights(dim, dim)
+    q, k = x @ w_q, x @ w_k
+    theta = [10000.0 ** (-2 * i / dim) for i in range(dim // 2)]
+
+    def rotate(v: np.ndarray, m: int) -> np.ndarray:  # half-split pairs (x_i, x_{i+d/2}), as HF
+        out = v.copy()
+        for i, th in enumerate(theta):
+            a, b = v[i], v[i + dim // 2]
+            out[i], out[i + dim // 2] = a * np.cos(m * th) - b * np.sin(m * th), a * np.sin(m * th) + b * np.cos(m * th)
+        return out
+
+    naive = np.array([[rotate(q, i) @ rotate(k, j) for j in range(length)] for i in range(length)]) / np.sqrt(dim)
+    assert np.allclose(scores, naive, atol=1e-12)
+
+
+@given(st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=12), st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=12))
+def test_any_toeplitz_matrix_has_zero_residual(column: list[float], row: list[float]) -> None:
+    values = np.array([*column[::-1], *row[1:]])  # entry (i, j) = values[j − i + len(column) − 1]
+    i, j = np.indices((len(column), len(row)))
+    assert toeplitz_residual(values[j - i + len(column) - 1]) == 0.0
+
+
+def test_residual_is_scale_free() -> None:
+    a = np.random.default_rng(0).standard_normal((6, 6))
+    assert toeplitz_residual(a) == pytest.approx(toeplitz_residual(1e-6 * a + 3.0))
+    assert toeplitz_residual(np.full((4, 4), 7.0)) == 0.0
+
+
+def test_extrapolation_excess_is_the_mean_gap_on_each_side() -> None:
+    loss = np.array([1.0, 1.0, 2.0, 4.0])
+    optimal = np.array([0.5, 0.5, 0.5, 0.5])
+    assert extrapolation_excess(loss, optimal, split=2) == (0.5, 2.5)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: position_score_matrix("bogus", 8),
+        lambda: position_score_matrix("rope", 1),
+        lambda: position_score_matrix("rope", 8, dim=7),
+        lambda: toeplitz_residual([1.0, 2.0]),
+        lambda: toeplitz_residual([[np.nan]]),
+        lambda: extrapolation_excess([1.0, 2.0], [1.0], split=1),
+        lambda: extrapolation_excess([1.0, 2.0], [1.0, 2.0], split=2),
+        lambda: extrapolation_excess([1.0], [1.0], split=1),
+    ],
+)
+def test_bad_arguments_raise_posenc_error(call) -> None:
+    with pytest.raises(PosEncError):
+        call()
+
+
+def test_compared_lists_six_encodings() -> None:
+    assert COMPARED == ("sinusoidal", "learned", "shaw", "t5", "rope", "alibi")
