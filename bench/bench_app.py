@@ -34,7 +34,7 @@ from posenc_ui.views import VIEWS  # noqa: E402
 DRAGGED = {
     "why": "why.dim", "first": "first.length", "sinusoidal": "sinusoidal.dim", "learned": "learned.dim",
     "relative": "relative.d_model", "alibi": "alibi.length", "lab": "lab.steps",
-    "extension": "extension.factor", "compare": "compare.length",
+    "extension": "extension.factor", "compare": "compare.length", "rope": "rope.dim",
 }  # fmt: skip
 
 

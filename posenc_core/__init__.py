@@ -2,7 +2,8 @@ r"""posenc_core — every positional encoding a Transformer uses, as small pure 
 
 Absolute (added to the input):   :mod:`.positions`, :mod:`.sinusoidal`, :mod:`.learned`
 Relative (biases on the logits): :mod:`.relative` (Shaw et al., T5), :mod:`.alibi`, :mod:`.bias_analysis`
-Rotary (applied to q and k):     :mod:`.rope`, :mod:`.rope_scaling` (PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE),
+Rotary (applied to q and k):     :mod:`.rope`, :mod:`.rope_analysis`,
+                                 :mod:`.rope_scaling` (PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE),
                                  :mod:`.model_config` (a model's ``config.json`` → its frequencies),
                                  :mod:`.extension_analysis` (per-pair regimes, angle coverage, temperatures)
 Attention and the curves the app draws: :mod:`.attention`, :mod:`.analysis`, :mod:`.compare_analysis`
@@ -81,6 +82,11 @@ from .rope import (
     rope_scores,
     rope_wavelengths,
 )
+from .rope_analysis import (
+    pairing_permutation,
+    rope_near_repeats,
+    rope_scores_mixed_pairing,
+)
 from .rope_scaling import ROPE_TYPES, RopeFrequencies, rope_frequencies
 from .sinusoidal import sinusoidal, sinusoidal_inv_freq, sinusoidal_shift_matrix, sinusoidal_shift_residual
 
@@ -121,6 +127,7 @@ __all__ = [
     "normalized_positions",
     "ntk_base",
     "pair_regimes",
+    "pairing_permutation",
     "permutation_equivariance_residual",
     "position_cross_scores",
     "position_score_matrix",
@@ -135,8 +142,10 @@ __all__ = [
     "rope_frequencies",
     "rope_frequencies_from_config",
     "rope_inv_freq",
+    "rope_near_repeats",
     "rope_rotation_matrix",
     "rope_scores",
+    "rope_scores_mixed_pairing",
     "rope_wavelengths",
     "rotations_in_context",
     "self_attention",

@@ -149,6 +149,7 @@ def _site_item(fig: go.Figure, stem: Path, out: Path, images: bool, written: lis
 PREVIEW_FIGURES = {
     "why": "residuals", "first": "binary", "sinusoidal": "heatmap", "learned": "extrapolation",
     "relative": "t5_buckets", "alibi": "bias", "extension": "wavelengths", "compare": "matrices",
+    "rope": "decay",
 }  # fmt: skip
 
 

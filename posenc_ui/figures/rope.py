@@ -1,0 +1,495 @@
+r"""Figures of page 6 (RoPE): clock hands with an animation, relative scores, the two pairings, long-range decay,
+periods and near repeats. Pure builders: arrays in, ``go.Figure`` out."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..i18n import t
+from .heatmap import heatmap_trace
+from .style import BLUE, DIVERGING, GREEN, GREY, ORANGE, SEQUENTIAL, TEMPLATE, VERMILION, figure
+
+Q_COLOUR, K_COLOUR = BLUE, ORANGE
+#: Clocks per row: three still read on a phone held upright.
+CLOCK_COLUMNS = 3
+#: Distance between clock centres, in clock radii: across, and down (rows leave room for three lines of label).
+CLOCK_SPACING, ROW_SPACING = 2.7, 3.4
+#: Milliseconds per animation frame.
+FRAME_MS = 160
+#: Cells are labelled with their pair index up to this many dimensions.
+MAX_LABELLED = 32
+#: Log-axis ticks at every decade, written 10⁰ … 10⁶.
+LOG_AXIS = {"type": "log", "exponentformat": "power", "dtick": 1}
+HIDDEN_AXIS = {"visible": False, "showgrid": False, "zeroline": False}
+
+
+def _legend_below(y: float = -0.3) -> dict:
+    r"""A horizontal legend under the axis title (at the top it would collide with the title on a phone)."""
+    return {"orientation": "h", "y": y, "yanchor": "top", "x": 0, "xanchor": "left"}
+
+
+def _tokens(count: float) -> str:
+    r"""A number of tokens as people write it: 6.28, 62.8, 628, 60,611."""
+    return f"{count:,.0f}" if count >= 1000 else f"{count:.3g}"
+
+
+# --- clock hands -----------------------------------------------------------------------------------------------
+
+
+def _clock_centres(count: int) -> np.ndarray:
+    r"""(count, 2) centres on a grid of :data:`CLOCK_COLUMNS` columns, first row on top."""
+    j = np.arange(count)
+    return np.stack([CLOCK_SPACING * (j % CLOCK_COLUMNS), -ROW_SPACING * (j // CLOCK_COLUMNS)], axis=1)
+
+
+def _segments(starts: np.ndarray, ends: np.ndarray) -> tuple[list, list]:
+    r"""x and y of the line segments starts[j] → ends[j], with gaps between them (one trace draws them all).
+
+    Plain lists with None for the gaps: plotly validates the many small traces of an animation about three times
+    faster from lists than from arrays.
+    """
+    xs: list = []
+    ys: list = []
+    for (x0, y0), (x1, y1) in zip(starts.tolist(), ends.tolist(), strict=True):
+        xs += [x0, x1, None]
+        ys += [y0, y1, None]
+    return xs, ys
+
+
+def _hands(centres: np.ndarray, tips: np.ndarray, colour: str, name: str) -> dict:
+    xs, ys = _segments(centres, centres + tips)
+    return {
+        "type": "scatter", "x": xs, "y": ys, "mode": "lines+markers", "name": name, "hoverinfo": "skip",
+        "line": {"color": colour, "width": 3}, "marker": {"size": [0, 9, 0] * len(centres), "color": colour},
+    }  # fmt: skip
+
+
+def clocks(
+    q_pairs: np.ndarray,
+    k_pairs: np.ndarray,
+    q_start: np.ndarray,
+    k_start: np.ndarray,
+    pairs: Sequence[int],
+    inv_freq: np.ndarray,
+    m: int,
+    n: int,
+    *,
+    lang: str,
+) -> go.Figure:
+    r"""One clock per pair i: the q pair at position m + t (blue) and the k pair at n + t (orange), t = frame.
+
+    ``q_pairs`` / ``k_pairs`` are (frames, P, 2): the rotated pairs for t = 0, 1, …; ``q_start`` / ``k_start``
+    (P, 2) the unrotated ones (position 0, dotted). Each clock is scaled by its longest hand (rotation keeps
+    lengths, so that is the same in every frame). Playing the frames moves both positions together: both hands
+    turn, the angle between them — all the score sees — stays.
+    """
+    count = len(pairs)
+    centres = _clock_centres(count)
+    radius = np.maximum(np.linalg.norm(q_start, axis=1), np.linalg.norm(k_start, axis=1))[:, None]  # (P, 1)
+    radius[radius == 0] = 1.0
+    ring = np.linspace(0, 2 * math.pi, 61)
+    gap = np.full((count, 1), np.nan)  # lifts the pen between clocks
+    circles = {
+        "type": "scatter", "x": np.hstack([centres[:, :1] + np.cos(ring), gap]).ravel(),
+        "y": np.hstack([centres[:, 1:] + np.sin(ring), gap]).ravel(), "mode": "lines", "hoverinfo": "skip",
+        "line": {"color": "#BDBDBD", "width": 1}, "showlegend": False,
+    }  # fmt: skip
+    qx, qy = _segments(centres, centres + q_start / radius)
+    kx, ky = _segments(centres, centres + k_start / radius)
+    start = {
+        "type": "scatter", "x": qx + kx, "y": qy + ky, "mode": "lines",
+        "name": t("rope.clock_start", lang), "hoverinfo": "skip", "line": {"color": GREY, "width": 1.5, "dash": "dot"},
+    }  # fmt: skip
+
+    hands = [
+        _hands(centres, q_pairs[0] / radius, Q_COLOUR, t("rope.clock_q", lang)),
+        _hands(centres, k_pairs[0] / radius, K_COLOUR, t("rope.clock_k", lang)),
+    ]
+
+    def moving(frame: int) -> list[dict]:
+        r"""Only the coordinates of the two hands change from frame to frame."""
+        segments = (_segments(centres, centres + rotated[frame] / radius) for rotated in (q_pairs, k_pairs))
+        return [{"type": "scatter", "x": xs, "y": ys} for xs, ys in segments]
+
+    labels = [
+        {
+            "x": cx, "y": cy + 1.08, "xref": "x", "yref": "y", "showarrow": False, "yanchor": "bottom",
+            "text": t("rope.clock_label", lang, i=i, theta=f"{theta:.3g}", period=_tokens(2 * math.pi / theta)),
+            "font": {"size": 11},
+        }
+        for (cx, cy), i, theta in zip(centres, pairs, inv_freq, strict=True)
+    ]  # fmt: skip
+    frames = [{"name": str(s), "data": moving(s), "traces": [2, 3]} for s in range(q_pairs.shape[0])]
+    still = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate", "transition": {"duration": 0}}
+    play = {"frame": {"duration": FRAME_MS, "redraw": False}, "transition": {"duration": 0}, "fromcurrent": True}
+    slider = {
+        "active": 0, "x": 0.25, "len": 0.75, "y": 0, "yanchor": "top", "pad": {"t": 8},
+        "currentvalue": {"prefix": t("rope.clock_shift", lang), "font": {"size": 12}},
+        "steps": [{"label": str(s), "method": "animate", "args": [[str(s)], still]} for s in range(len(frames))],
+    }  # fmt: skip
+    buttons = {
+        "type": "buttons", "direction": "left", "showactive": False, "x": 0, "y": 0, "xanchor": "left",
+        "yanchor": "top", "pad": {"t": 14},
+        "buttons": [
+            {"label": "▶", "method": "animate", "args": [None, play]},
+            {"label": "❚❚", "method": "animate", "args": [[None], still]},
+        ],
+    }  # fmt: skip
+    rows = -(-count // CLOCK_COLUMNS)
+    width = CLOCK_SPACING * (min(count, CLOCK_COLUMNS) - 1)
+    layout = {
+        "template": TEMPLATE,
+        "title": {"text": t("rope.fig_clocks", lang, m=m, n=n)},
+        "height": 150 + 240 * rows,
+        "xaxis": {**HIDDEN_AXIS, "range": [-1.35, width + 1.35]},
+        "yaxis": {**HIDDEN_AXIS, "scaleanchor": "x", "range": [-ROW_SPACING * (rows - 1) - 1.3, 2.1]},
+        "annotations": labels,
+        "updatemenus": [buttons],
+        "sliders": [slider],
+        "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "xanchor": "left"},
+        "margin": {"l": 8, "r": 8, "t": 80, "b": 64},
+    }
+    # built as one dict, like style.figure, so plotly validates once (frames included)
+    return go.Figure({"data": [circles, start, *hands], "layout": layout, "frames": frames})
+
+
+# --- relative scores ---------------------------------------------------------------------------------------------
+
+
+def score_window(
+    scores: np.ndarray, query_positions: np.ndarray, key_positions: np.ndarray, m: int, n: int, *, lang: str
+) -> go.Figure:
+    r"""Scores :math:`q_{m'} \cdot k_{n'}` around (m, n): constant along every diagonal, the one of (m, n) outlined."""
+    limit = float(np.max(np.abs(scores))) or 1.0
+    hover = "m′ = %{y}, n′ = %{x}<br>n′ − m′ = %{customdata}<br>%{z:.3f}"
+    trace = heatmap_trace(
+        scores, x=key_positions, y=query_positions, colorscale=DIVERGING, zmid=0.0, zmin=-limit, zmax=limit,
+        customdata=(key_positions[None, :] - query_positions[:, None]).astype(np.int32), hover=hover,
+    )  # fmt: skip
+    lo, hi = max(query_positions[0], key_positions[0] - (n - m)), min(query_positions[-1], key_positions[-1] - (n - m))
+    diagonal = {
+        "type": "scatter", "x": [lo + n - m, hi + n - m], "y": [lo, hi], "mode": "lines", "hoverinfo": "skip",
+        "line": {"color": "#262730", "dash": "dash", "width": 1.5}, "showlegend": False,
+    }  # fmt: skip
+    chosen = {
+        "type": "scatter", "x": [n], "y": [m], "mode": "markers", "hoverinfo": "skip", "showlegend": False,
+        "marker": {"symbol": "square-open", "size": 12, "color": "#262730", "line": {"width": 2.5}},
+    }  # fmt: skip
+    return figure(
+        [trace, diagonal, chosen],
+        title=t("rope.fig_window", lang, m=m, n=n),
+        x=t("rope.axis_key", lang),
+        y=t("rope.axis_query", lang),
+        height=420,
+        yaxis={"autorange": "reversed"},
+    )
+
+
+def offset_curve(
+    offsets: np.ndarray,
+    curve: np.ndarray,
+    sample_offsets: np.ndarray,
+    sample_scores: np.ndarray,
+    chosen: tuple[int, int, float],
+    *,
+    lang: str,
+) -> go.Figure:
+    r""":math:`q_0 \cdot k_r` against r (line), with :math:`q_{m'} \cdot k_{n'}` for random (m′, n′) at r = n′ − m′
+    (dots) and the chosen (m, n) (diamond): every dot lands on the line."""
+    m, n, score = chosen
+    traces = [
+        {"type": "scatter", "x": offsets, "y": curve, "mode": "lines", "line": {"color": GREEN, "width": 1.5},
+         "name": t("rope.curve_q0", lang), "hovertemplate": "r = %{x}: %{y:.3f}<extra></extra>"},
+        {"type": "scatter", "x": sample_offsets, "y": sample_scores, "mode": "markers",
+         "marker": {"color": BLUE, "size": 7, "line": {"color": "white", "width": 1}},
+         "name": t("rope.curve_samples", lang), "hovertemplate": "n′ − m′ = %{x}: %{y:.3f}<extra></extra>"},
+        {"type": "scatter", "x": [n - m], "y": [score], "mode": "markers", "name": f"q<sub>{m}</sub>·k<sub>{n}</sub>",
+         "marker": {"color": VERMILION, "size": 13, "symbol": "diamond", "line": {"color": "white", "width": 1}},
+         "hovertemplate": f"m = {m}, n = {n}: %{{y:.6f}}<extra></extra>"},
+    ]  # fmt: skip
+    return figure(
+        traces,
+        title=t("rope.fig_offsets", lang),
+        x=t("rope.axis_relative", lang),
+        y=t("rope.axis_score", lang),
+        height=420,
+        legend=_legend_below(),
+    )
+
+
+# --- the two pairings --------------------------------------------------------------------------------------------
+
+
+def pairing_strip(
+    pair_interleaved: np.ndarray, pair_half: np.ndarray, highlight: Sequence[int], *, lang: str
+) -> go.Figure:
+    r"""Which pair each dimension belongs to: interleaved on top, half-split below, coloured by pair index.
+
+    For the ``highlight`` pairs a line joins each dimension to the slot it occupies in the other layout.
+    """
+    dim = pair_interleaved.shape[0]
+    z = np.stack([pair_interleaved, np.full(dim, np.nan), pair_half]).astype(np.float32)  # middle row: a gap
+    labels = {}
+    if dim <= MAX_LABELLED:
+        text = np.stack([pair_interleaved.astype(str), np.full(dim, ""), pair_half.astype(str)])
+        labels = {"text": text, "texttemplate": "%{text}", "textfont": {"size": 11}}
+    hover = f"{t('rope.axis_dim', lang)} %{{x}}<br>{t('rope.pair_of', lang)} %{{z:.0f}}"
+    trace = heatmap_trace(
+        z, x=np.arange(dim), y=np.arange(3), colorscale=SEQUENTIAL, zmin=0, zmax=max(dim // 2 - 1, 1),
+        hover=hover, colorbar_title="i", xgap=1 if dim <= 128 else 0, ygap=0, **labels,
+    )  # fmt: skip
+    half = dim // 2
+    links_x, links_y = [], []
+    for i in highlight:
+        for src, dst in ((2 * i, i), (2 * i + 1, i + half)):  # interleaved dim → its half-split slot
+            links_x += [src, dst, None]
+            links_y += [0.5, 1.5, None]
+    links = {
+        "type": "scatter", "x": links_x, "y": links_y, "mode": "lines", "line": {"color": VERMILION, "width": 1.5},
+        "name": t("rope.pair_links", lang), "hoverinfo": "skip",
+    }  # fmt: skip
+    return figure(
+        [trace, links],
+        title=t("rope.fig_pairs", lang, dim=dim),
+        x=t("rope.axis_dim", lang),
+        height=300,
+        yaxis={
+            "autorange": "reversed", "tickvals": [0, 2], "showgrid": False, "zeroline": False,
+            "ticktext": [t("rope.pairing.interleaved", lang), t("rope.pairing.half", lang)],
+        },
+        xaxis={"showgrid": False, "zeroline": False},
+        legend=_legend_below(-0.3),
+    )  # fmt: skip
+
+
+def mismatch_curve(offsets: np.ndarray, right: np.ndarray, wrong: np.ndarray, lookback: int, *, trained: str,
+                   other: str, lang: str) -> go.Figure:  # fmt: skip
+    r"""A head trained (with pairing ``trained``) to look ``lookback`` tokens back, scored with each pairing."""
+    traces = [
+        {"type": "scatter", "x": offsets, "y": right, "mode": "lines", "line": {"color": GREEN, "width": 2.5},
+         "name": t("rope.run_with", lang, pairing=t(f"rope.pairing.{trained}", lang))},
+        {"type": "scatter", "x": offsets, "y": wrong, "mode": "lines", "line": {"color": VERMILION, "width": 1.5},
+         "name": t("rope.run_with", lang, pairing=t(f"rope.pairing.{other}", lang))},
+    ]  # fmt: skip
+    marker = {"type": "line", "xref": "x", "yref": "paper", "x0": -lookback, "x1": -lookback, "y0": 0, "y1": 1,
+              "line": {"color": GREY, "dash": "dot", "width": 1}}  # fmt: skip
+    note = {"xref": "x", "yref": "paper", "x": -lookback, "y": 1.0, "yanchor": "bottom", "showarrow": False,
+            "text": f"r = −{lookback}", "font": {"color": GREY}}  # fmt: skip
+    return figure(
+        traces,
+        title=t("rope.fig_mismatch", lang, pairing=t(f"rope.pairing.{trained}", lang), lookback=lookback),
+        x=t("rope.axis_relative", lang),
+        y=t("rope.axis_score", lang),
+        height=420,
+        shapes=[marker],
+        annotations=[note],
+        legend=_legend_below(),
+    )
+
+
+def score_matrix(scores: np.ndarray, *, title: str, lang: str) -> go.Figure:
+    r"""An (L, L) score matrix, queries down, keys across, on a colour scale symmetric about 0."""
+    limit = float(np.max(np.abs(scores))) or 1.0
+    positions = np.arange(scores.shape[0])
+    hover = "m = %{y}, n = %{x}<br>%{z:.3f}"
+    trace = heatmap_trace(
+        scores, x=positions, y=positions, colorscale=DIVERGING, zmid=0.0, zmin=-limit, zmax=limit, hover=hover
+    )
+    return figure(
+        [trace],
+        title=title,
+        x=t("rope.axis_key", lang),
+        y=t("rope.axis_query", lang),
+        height=420,
+        yaxis={"autorange": "reversed"},
+    )
+
+
+# --- long-range decay ----------------------------------------------------------------------------------------------
+
+
+def decay(
+    distances: np.ndarray, bound: np.ndarray, all_ones: np.ndarray, marks: Mapping[int, float], *, lang: str
+) -> go.Figure:
+    r"""Su's bound and the all-ones score against distance on a log axis, with ``marks`` {r: bound(r)} labelled."""
+    traces = [
+        {"type": "scatter", "x": distances, "y": all_ones, "mode": "lines", "line": {"color": GREY, "width": 1},
+         "name": t("rope.all_ones", lang), "hovertemplate": "r = %{x:,.0f}: %{y:.2f}<extra></extra>"},
+        {"type": "scatter", "x": distances, "y": bound, "mode": "lines", "line": {"color": GREEN, "width": 2.5},
+         "name": t("rope.bound", lang), "hovertemplate": "r = %{x:,.0f}: %{y:.2f}<extra></extra>"},
+    ]  # fmt: skip
+    # r = 0 cannot sit on a log axis: its value is written at the left edge; annotations take log10(x) there
+    shown = [(r, value) for r, value in marks.items() if r > 0]
+    arrows = [
+        {"x": math.log10(r), "y": value, "text": f"r = {r}: {value:.2f}", "showarrow": True, "arrowhead": 0,
+         "ax": 44 * (2 * j - 1), "ay": -34 - 16 * j, "bgcolor": "rgba(255,255,255,0.9)", "font": {"color": VERMILION}}
+        for j, (r, value) in enumerate(shown)
+    ]  # fmt: skip
+    traces.append(
+        {"type": "scatter", "x": [r for r, _ in shown], "y": [value for _, value in shown],
+         "mode": "markers", "marker": {"color": VERMILION, "size": 9}, "showlegend": False, "hoverinfo": "skip"}
+    )  # fmt: skip
+    if 0 in marks:
+        arrows.append(
+            {"xref": "paper", "x": 0, "y": marks[0], "xanchor": "left", "yanchor": "bottom", "showarrow": False,
+             "text": f"r = 0: {marks[0]:.2f}", "font": {"color": VERMILION}}
+        )  # fmt: skip
+    return figure(
+        traces,
+        title=t("rope.fig_decay", lang),
+        x=t("rope.axis_distance", lang),
+        y=t("rope.axis_score", lang),
+        height=420,
+        xaxis=LOG_AXIS,
+        annotations=arrows,
+        legend=_legend_below(),
+    )
+
+
+def random_band(
+    distances: np.ndarray, mean: np.ndarray, std: np.ndarray, expected: np.ndarray, *, same_vector: bool, lang: str
+) -> go.Figure:
+    r"""Mean ± one standard deviation of :math:`q^\top R_r k` over random vectors, with the mean that theory
+    predicts (0 for independent q, k; :math:`2\sum_i\cos r\theta_i` for k = q) dashed."""
+    band_x = np.concatenate([distances, distances[::-1]])
+    band_y = np.concatenate([mean + std, (mean - std)[::-1]])
+    traces = [
+        {"type": "scatter", "x": band_x, "y": band_y, "fill": "toself", "fillcolor": "rgba(0,114,178,0.18)",
+         "line": {"width": 0}, "name": t("rope.band", lang), "hoverinfo": "skip"},
+        {"type": "scatter", "x": distances, "y": mean, "mode": "lines", "line": {"color": BLUE, "width": 2},
+         "name": t("rope.mean", lang), "hovertemplate": "r = %{x:,.0f}: %{y:.2f}<extra></extra>"},
+        {"type": "scatter", "x": distances, "y": expected, "mode": "lines",
+         "line": {"color": "#262730", "width": 1.2, "dash": "dash"}, "name": t("rope.expected", lang),
+         "hoverinfo": "skip"},
+    ]  # fmt: skip
+    key = "rope.fig_random_same" if same_vector else "rope.fig_random"
+    return figure(
+        traces,
+        title=t(key, lang),
+        x=t("rope.axis_distance", lang),
+        y=t("rope.axis_score", lang),
+        height=420,
+        xaxis=LOG_AXIS,
+        legend=_legend_below(),
+    )
+
+
+# --- periods and repeats -------------------------------------------------------------------------------------------
+
+
+def periods(
+    pair_index: np.ndarray,
+    wavelengths: np.ndarray,
+    dim: int,
+    syllabus: Mapping[int, float],
+    printed: Mapping[int, float],
+    syllabus_dim: int,
+    *,
+    lang: str,
+) -> go.Figure:
+    r""":math:`T_i = 2\pi\,\text{base}^{2i/d}` against 2i/d on a log axis, with syllabus 002's d = 512 example:
+    the true values (``syllabus``, {i: T_i}) and the values the article prints (``printed``)."""
+    fraction = 2 * pair_index / dim
+    every = [*wavelengths, *syllabus.values(), *printed.values()]
+    low, high = min(every), max(every)
+    many = pair_index.shape[0] > 64
+    traces = [
+        {"type": "scatter", "x": fraction, "y": wavelengths, "mode": "lines" if many else "lines+markers",
+         "line": {"color": GREEN, "width": 2}, "marker": {"size": 5}, "customdata": pair_index,
+         "name": t("rope.periods_now", lang), "hovertemplate": "i = %{customdata}: T = %{y:,.2f}<extra></extra>"},
+        {"type": "scatter", "x": [2 * i / syllabus_dim for i in syllabus], "y": list(syllabus.values()),
+         "mode": "markers+text", "marker": {"color": "#262730", "size": 10, "symbol": "diamond"},
+         "text": [f"T<sub>{i}</sub> = {v:,.2f}" for i, v in syllabus.items()],
+         "textposition": ["middle right", "top left", "top left"][: len(syllabus)],
+         "name": t("rope.periods_true", lang), "hoverinfo": "skip"},
+        {"type": "scatter", "x": [2 * i / syllabus_dim for i in printed], "y": list(printed.values()),
+         "mode": "markers+text", "marker": {"color": VERMILION, "size": 11, "symbol": "x"},
+         "text": [f"{v:,.2f}" for v in printed.values()],
+         "textposition": ["bottom right", "bottom right", "bottom left"][: len(printed)],
+         "name": t("rope.periods_printed", lang), "hoverinfo": "skip"},
+    ]  # fmt: skip
+    return figure(
+        traces,
+        title=t("rope.fig_periods", lang),
+        x=t("rope.axis_fraction", lang),
+        y=t("rope.axis_period", lang),
+        height=440,
+        xaxis={"range": [-0.05, 1.08]},
+        yaxis={**LOG_AXIS, "range": [math.log10(low) - 0.3, math.log10(high) + 0.45]},  # room for the labels
+        legend=_legend_below(),
+    )
+
+
+def _joint_labels(x: np.ndarray, y: np.ndarray, names: Sequence[str]) -> list[str]:
+    r"""Labels for points that may coincide: "0 = 12" on the first of a group, blank on the others."""
+    labels = []
+    for j, name in enumerate(names):
+        same = [names[i] for i in range(len(names)) if math.hypot(x[i] - x[j], y[i] - y[j]) < 1e-9]
+        labels.append(" = ".join(same) if same[0] == name else "")
+    return labels
+
+
+def toy_clock(angles: np.ndarray, highlight: Sequence[int], *, lang: str) -> go.Figure:
+    r"""Positions 0 … L − 1 as points on two rings: ``angles[:, 0]`` outside (30° per token), ``angles[:, 1]``
+    inside. On the outer ring position 12 lands on position 0; on the inner ring it does not."""
+    positions = np.arange(angles.shape[0])
+    traces = []
+    for ring, (radius, colour) in enumerate(((1.0, BLUE), (0.62, ORANGE))):
+        x, y = radius * np.cos(angles[:, ring]), radius * np.sin(angles[:, ring])
+        near = np.isin(positions, highlight)
+        theta = np.linspace(0, 2 * math.pi, 61)
+        traces += [
+            {"type": "scatter", "x": radius * np.cos(theta), "y": radius * np.sin(theta), "mode": "lines",
+             "line": {"color": "#D0D0D0", "width": 1}, "hoverinfo": "skip", "showlegend": False},
+            {"type": "scatter", "x": x[~near], "y": y[~near], "mode": "markers", "showlegend": False,
+             "marker": {"color": colour, "size": 6, "opacity": 0.45}, "customdata": positions[~near],
+             "hovertemplate": "p = %{customdata}<extra></extra>"},
+            {"type": "scatter", "x": x[near], "y": y[near], "mode": "markers+text", "customdata": positions[near],
+             "text": _joint_labels(x[near], y[near], [str(p) for p in positions[near]]),
+             "textposition": "middle right" if ring else "top center",
+             "marker": {"color": colour, "size": 12, "line": {"color": "white", "width": 1}},
+             "name": t(f"rope.toy_ring_{ring}", lang), "hovertemplate": "p = %{customdata}<extra></extra>"},
+        ]  # fmt: skip
+    return figure(
+        traces,
+        title=t("rope.fig_toy", lang),
+        height=440,
+        xaxis={**HIDDEN_AXIS, "range": [-1.3, 1.3]},
+        yaxis={**HIDDEN_AXIS, "range": [-1.3, 1.3], "scaleanchor": "x"},
+        legend=_legend_below(-0.02),
+    )
+
+
+def near_repeats(first: Sequence[int | None], max_distance: int, tolerance_deg: int, *, lang: str) -> go.Figure:
+    r"""First near repeat of the first k pairs, k = 1, 2, …, on a log axis; where none comes within
+    ``max_distance`` (None) a grey bar reaches the top, under one note saying so."""
+    k = np.arange(1, len(first) + 1)
+    found = np.array([r is not None for r in first])
+    heights = np.array([r if r is not None else max_distance for r in first], dtype=np.float64)
+    bar = {
+        "type": "bar", "x": k, "y": heights, "marker": {"color": np.where(found, GREEN, "#D0D0D0").tolist()},
+        "text": [f"{r:,}" if r is not None else "" for r in first], "textposition": "outside", "cliponaxis": False,
+        "customdata": [f"{r:,}" if r is not None else f"> {max_distance:,}" for r in first], "showlegend": False,
+        "hovertemplate": t("rope.repeat_hover", lang) + "<extra></extra>",
+    }  # fmt: skip
+    top = math.log10(max_distance)
+    notes = []
+    if not found.all():  # log axis: annotations take log10(y)
+        notes.append(
+            {"x": float(np.mean(k[~found])), "y": top, "yanchor": "bottom", "showarrow": False, "font": {"color": GREY},
+             "text": t("rope.none_within", lang, reach=f"10<sup>{top:.0f}</sup>")}
+        )  # fmt: skip
+    return figure(
+        [bar],
+        title=t("rope.fig_repeats", lang, tolerance=tolerance_deg),
+        x=t("rope.axis_pairs_used", lang),
+        y=t("rope.axis_repeat", lang),
+        height=440,
+        xaxis={"dtick": 1},
+        yaxis={**LOG_AXIS, "range": [0, top + 0.6]},
+        annotations=notes,
+    )

@@ -1,0 +1,465 @@
+r"""Page 6 — rotary position embedding, RoPE (Su et al. 2021, RoFormer, arXiv:2104.09864).
+
+Clock hands: pair i of a vector at position m is turned by m·θ_i, a complex number times
+:math:`e^{\mathrm{i}m\theta_i}`. The score of q at m and k at n is :math:`q_0 \cdot k_{n-m}`, checked on random
+vectors. Half-split and interleaved pairing are one rotation in two orders of the dimensions — and mixing them
+breaks a model without a sound. Su's long-range decay beside random vectors (which do not decay), the period of
+each pair with syllabus 002's errata, and how adding pairs pushes the first near-repeat of syllabus 000's
+"30° per token" clock out of reach.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from posenc_core import (
+    apply_rope,
+    rope_angles,
+    rope_decay_all_ones,
+    rope_decay_bound,
+    rope_decay_random,
+    rope_inv_freq,
+    rope_scores,
+    rope_wavelengths,
+    toeplitz_deviation,
+)
+from posenc_core.rope import _rotate
+from posenc_core.rope_analysis import (
+    pairing_permutation,
+    rope_near_repeats,
+    rope_scores_mixed_pairing,
+)
+
+from ..figures import rope as figs
+from ..i18n import t
+from ..state import BoolParam, ChoiceParam, IntListParam, IntParam
+from .base import Check, Explain, Values, View, uses
+
+BASES = (100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0, 10000000.0)
+PAIRINGS = ("interleaved", "half")
+MAX_POSITION = 4096
+CLOCK_FRAMES = 48  # the animation advances both positions by 0 … 47
+WINDOW = 40  # query and key positions shown around (m, n)
+CURVE_REACH = 128  # offsets drawn either side of 0 (further when n − m is)
+SAMPLES = 40  # random (m′, n′) dropped on the offset curve
+MISMATCH_REACH = 96  # offsets of the mismatch curve
+MIXED_LENGTH = 48  # positions of the mixed-pairing score matrix
+#: ~1.5k log-spaced distances up to 10⁶ are what a screen shows; the core's curves are chunked anyway.
+DECAY_POINTS, DECAY_REACH = 1500, 10**6
+RANDOM_SAMPLES = 128
+#: The number of standard errors a sample mean of a zero-mean score may stray from 0 and still be "0".
+NO_DECAY_Z = 5.0
+#: RoFormer §3.4.3 (Fig. 2), d = 128, base 10⁴: Su's bound at distances 0, 100, 256 (REFERENCES.md).
+PUBLISHED_DECAY = {0: 32.5, 100: 10.23, 256: 6.54}
+PUBLISHED_DIM, PUBLISHED_BASE = 128, 10000.0
+#: Syllabus 002's example: d = 512, base 10⁴; the periods it prints, and the pairs that really exist.
+SYLLABUS_DIM = 512
+SYLLABUS_PRINTED = {0: 6.28, 128: 316.23, 256: 15811.39}
+SYLLABUS_PAIRS = (0, 128, 255)
+#: Syllabus 000's clock: 30° per token; a second pair turning 1 rad per token (RoPE's pair 0) beside it.
+TOY_THETAS = (math.pi / 6, 1.0)
+TOY_POSITIONS, TOY_REPEAT = 24, 12
+REPEAT_PAIRS, REPEAT_REACH = 12, 10**6
+
+
+@dataclass(frozen=True)
+class PairListParam(IntListParam):
+    r"""Pair indices 0 … d/2 − 1: the bound follows the ``dim`` widget named by ``hi_from`` (d/2 pairs of d dims)."""
+
+    def upper(self, state: Mapping[str, Any]) -> int:
+        if self.hi_from is None or self.hi_from not in state:
+            return self.hi
+        return max(self.lo, min(self.hi, int(state[self.hi_from]) // 2 - 1))
+
+
+PARAMS = (
+    IntParam("dim", 128, lo=2, hi=512, step=2),
+    ChoiceParam("base", 10000.0, options=BASES, widget="select_slider"),
+    PairListParam("pairs", (0, 16, 63), lo=0, hi=255, hi_from="dim", max_items=6),
+    IntParam("m", 10, lo=0, hi=MAX_POSITION),
+    IntParam("n", 3, lo=0, hi=MAX_POSITION),
+    IntParam("seed", 0, lo=0, hi=99),
+    ChoiceParam("trained", "interleaved", options=PAIRINGS, labels="rope.pairing"),
+    IntParam("lookback", 20, lo=1, hi=64),
+    BoolParam("same_vector", False),
+    IntParam("tolerance", 6, lo=1, hi=30),  # degrees: 6° ≈ 0.1 rad
+)
+
+
+# --- cached core calls -------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=32)
+def _inv_freq(dim: int, base: float) -> np.ndarray:
+    return rope_inv_freq(dim, base=base)  # (d/2,)
+
+
+@functools.lru_cache(maxsize=32)
+def _qk(dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""A query and a key, N(0, I) in d dimensions, seeded (a stand-in for W_Q x and W_K x)."""
+    q, k = np.random.default_rng([seed, dim]).standard_normal((2, dim))
+    return q, k
+
+
+def _other(pairing: str) -> str:
+    return PAIRINGS[1 - PAIRINGS.index(pairing)]
+
+
+def _rows(x: np.ndarray, count: int) -> np.ndarray:
+    return np.broadcast_to(x, (count, x.shape[0]))  # the same vector at every position
+
+
+def _score(q: np.ndarray, k: np.ndarray, inv_freq: np.ndarray, m: float, n: float) -> float:
+    r""":math:`q_m \cdot k_n`, raw (scale 1)."""
+    scores = rope_scores(q[None], k[None], inv_freq, query_positions=[m], key_positions=[n], scale=1.0)  # (1, 1)
+    return float(scores[0, 0])
+
+
+# --- 1. clock hands ----------------------------------------------------------------------------------------------
+
+
+def _pairs(v: Values) -> tuple[int, ...]:
+    r"""The selected pairs that exist for this d (the widget keeps them so; a hand-made URL might not), else pair 0."""
+    return tuple(i for i in v["pairs"] if i < v["dim"] // 2) or (0,)
+
+
+@uses("dim", "base", "pairs", "m", "n", "seed")
+def clocks_figure(v: Values, lang: str) -> go.Figure:
+    pairs = _pairs(v)
+    inv_freq, (q, k) = _inv_freq(v["dim"], v["base"]), _qk(v["dim"], v["seed"])
+    columns = np.ravel([(2 * i, 2 * i + 1) for i in pairs])  # pair i = (x_{2i}, x_{2i+1}), as in the paper
+    shifts = np.arange(CLOCK_FRAMES)
+    q_rot = apply_rope(_rows(q, CLOCK_FRAMES), v["m"] + shifts, inv_freq, pairing="interleaved")[:, columns]
+    k_rot = apply_rope(_rows(k, CLOCK_FRAMES), v["n"] + shifts, inv_freq, pairing="interleaved")[:, columns]
+    shape = (CLOCK_FRAMES, len(pairs), 2)
+    return figs.clocks(
+        q_rot.reshape(shape),
+        k_rot.reshape(shape),
+        q[columns].reshape(-1, 2),
+        k[columns].reshape(-1, 2),
+        pairs,
+        inv_freq[list(pairs)],
+        v["m"],
+        v["n"],
+        lang=lang,
+    )
+
+
+# --- 2. q_m · k_n = q_0 · k_{n−m} ----------------------------------------------------------------------------------
+
+
+def _window(centre: int) -> np.ndarray:
+    start = min(max(0, centre - WINDOW // 2), MAX_POSITION + 1 - WINDOW)
+    return np.arange(start, start + WINDOW, dtype=np.float64)
+
+
+@uses("dim", "base", "m", "n", "seed")
+def window_figure(v: Values, lang: str) -> go.Figure:
+    inv_freq, (q, k) = _inv_freq(v["dim"], v["base"]), _qk(v["dim"], v["seed"])
+    queries, keys = _window(v["m"]), _window(v["n"])
+    scores = rope_scores(
+        _rows(q, WINDOW), _rows(k, WINDOW), inv_freq, query_positions=queries, key_positions=keys, scale=1.0
+    )
+    return figs.score_window(scores, queries.astype(int), keys.astype(int), v["m"], v["n"], lang=lang)
+
+
+@functools.lru_cache(maxsize=32)
+def _relative(dim: int, base: float, m: int, n: int, seed: int) -> dict[str, Any]:
+    r"""The curve :math:`q_0 \cdot k_r`, random (m′, n′) scored directly, and the chosen :math:`q_m \cdot k_n`."""
+    inv_freq, (q, k) = _inv_freq(dim, base), _qk(dim, seed)
+    reach = max(CURVE_REACH, abs(n - m) + 8)
+    offsets = np.arange(-reach, reach + 1, dtype=np.float64)
+    curve = rope_scores(
+        q[None], _rows(k, offsets.shape[0]), inv_freq, query_positions=[0.0], key_positions=offsets, scale=1.0
+    )[0]
+    rng = np.random.default_rng([seed, dim, 1])
+    sample_offsets = rng.integers(-reach, reach + 1, SAMPLES)
+    sample_m = rng.integers(reach, reach + MAX_POSITION, SAMPLES)  # keys n′ = m′ + r′ stay ≥ 0
+    sample_n = sample_m + sample_offsets
+    # q_{m′_j} · k_{n′_j}: the diagonal of the score matrix of those positions
+    diagonal = np.diagonal(
+        rope_scores(
+            _rows(q, SAMPLES), _rows(k, SAMPLES), inv_freq, query_positions=sample_m, key_positions=sample_n, scale=1.0
+        )
+    )
+    chosen = _score(q, k, inv_freq, m, n)
+    gap = abs(chosen - curve[n - m + reach])
+    gaps = [gap, *np.abs(diagonal - curve[sample_offsets + reach])]
+    return {
+        "offsets": offsets,
+        "curve": curve,
+        "sample_offsets": sample_offsets,
+        "samples": diagonal,
+        "chosen": chosen,
+        "gap": gap,
+        "residual": float(max(gaps)),
+    }
+
+
+@uses("dim", "base", "m", "n", "seed")
+def offsets_figure(v: Values, lang: str) -> go.Figure:
+    r = _relative(v["dim"], v["base"], v["m"], v["n"], v["seed"])
+    return figs.offset_curve(
+        r["offsets"], r["curve"], r["sample_offsets"], r["samples"], (v["m"], v["n"], r["chosen"]), lang=lang
+    )
+
+
+@uses("dim", "base", "m", "n", "seed")
+def check_relative(v: Values) -> Check:
+    r = _relative(v["dim"], v["base"], v["m"], v["n"], v["seed"])
+    fmt = {"m": v["m"], "n": v["n"], "gap": f"{r['gap']:.1e}", "count": SAMPLES}
+    return Check("rope.check_relative", r["residual"], fmt=fmt)
+
+
+# --- 3. half-split and interleaved -------------------------------------------------------------------------------
+
+
+@uses("dim", "pairs")
+def pairs_figure(v: Values, lang: str) -> go.Figure:
+    dims = np.arange(v["dim"])
+    # dimension j is in pair j // 2 (interleaved) or j mod d/2 (half-split)
+    return figs.pairing_strip(dims // 2, dims % (v["dim"] // 2), _pairs(v), lang=lang)
+
+
+@uses("dim", "base", "m", "seed")
+def check_permutation(v: Values) -> Check:
+    inv_freq, perm = _inv_freq(v["dim"], v["base"]), pairing_permutation(v["dim"])
+    x = np.random.default_rng([v["seed"], v["dim"], 2]).standard_normal((8, v["dim"]))
+    positions = v["m"] + np.arange(8.0)
+    interleaved = apply_rope(x, positions, inv_freq, pairing="interleaved")
+    half = apply_rope(x[:, perm], positions, inv_freq, pairing="half")
+    return Check("rope.check_permutation", float(np.max(np.abs(interleaved[:, perm] - half))), tolerance=1e-12)
+
+
+@functools.lru_cache(maxsize=32)
+def _mismatch(dim: int, base: float, seed: int, trained: str, lookback: int) -> dict[str, Any]:
+    r"""A head trained with pairing ``trained`` to look ``lookback`` tokens back, run with each pairing.
+
+    Its key is :math:`k = R_{L} q` (rotated with the trained pairing), so :math:`q^\top R_{r} k = q^\top R_{r+L} q`
+    peaks at r = −L. Returned: the score against r with the right and the wrong pairing, and, over
+    :data:`MIXED_LENGTH` positions, the Toeplitz residual with the wrong pairing on both sides and the score matrix
+    (and its residual) with q and k rotated by different pairings.
+    """
+    inv_freq, (q, _) = _inv_freq(dim, base), _qk(dim, seed)
+    other = _other(trained)
+    k = apply_rope(q[None], [float(lookback)], inv_freq, pairing=trained)[0]
+    offsets = np.arange(-MISMATCH_REACH, MISMATCH_REACH + 1, dtype=np.float64)
+    keys = _rows(k, offsets.shape[0])
+    right, wrong = (
+        rope_scores(q[None], keys, inv_freq, query_positions=[0.0], key_positions=offsets, pairing=p, scale=1.0)[0]
+        for p in (trained, other)
+    )
+    q_rows, k_rows = _rows(q, MIXED_LENGTH), _rows(k, MIXED_LENGTH)
+    both_wrong = rope_scores(q_rows, k_rows, inv_freq, pairing=other, scale=1.0)
+    mixed = rope_scores_mixed_pairing(q_rows, k_rows, inv_freq, query_pairing=other, key_pairing=trained, scale=1.0)
+    return {
+        "offsets": offsets,
+        "right": right,
+        "wrong": wrong,
+        "at": MISMATCH_REACH - lookback,
+        "both_wrong": toeplitz_deviation(both_wrong),
+        "mixed": mixed,
+        "mixed_residual": toeplitz_deviation(mixed),
+    }
+
+
+@uses("dim", "base", "seed", "trained", "lookback")
+def mismatch_figure(v: Values, lang: str) -> go.Figure:
+    r = _mismatch(v["dim"], v["base"], v["seed"], v["trained"], v["lookback"])
+    return figs.mismatch_curve(
+        r["offsets"], r["right"], r["wrong"], v["lookback"], trained=v["trained"], other=_other(v["trained"]), lang=lang
+    )
+
+
+@uses("dim", "base", "seed", "trained", "lookback")
+def mixed_figure(v: Values, lang: str) -> go.Figure:
+    r = _mismatch(v["dim"], v["base"], v["seed"], v["trained"], v["lookback"])
+    title = t(
+        "rope.fig_mixed",
+        lang,
+        query=t(f"rope.pairing.{_other(v['trained'])}", lang),
+        key=t(f"rope.pairing.{v['trained']}", lang),
+    )
+    return figs.score_matrix(r["mixed"], title=title, lang=lang)
+
+
+def _one_pair(dim: int) -> Check | None:
+    r"""With d = 2 there is one pair, (x_0, x_1), in both conventions: nothing can be mixed up."""
+    return Check("rope.check_one_pair", 0.0) if dim == 2 else None
+
+
+@uses("dim", "base", "seed", "trained", "lookback")
+def check_wrong(v: Values) -> Check:
+    r = _mismatch(v["dim"], v["base"], v["seed"], v["trained"], v["lookback"])
+    fmt = {"lookback": v["lookback"], "right": f"{r['right'][r['at']]:.2f}", "wrong": f"{r['wrong'][r['at']]:.2f}"}
+    return _one_pair(v["dim"]) or Check("rope.check_wrong", r["both_wrong"], fmt=fmt)
+
+
+@uses("dim", "base", "seed", "trained", "lookback")
+def check_mixed(v: Values) -> Check:
+    r = _mismatch(v["dim"], v["base"], v["seed"], v["trained"], v["lookback"])
+    return _one_pair(v["dim"]) or Check("rope.check_mixed", r["mixed_residual"], expect_zero=False, tolerance=1e-6)
+
+
+# --- 4. long-range decay -----------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _distances() -> np.ndarray:
+    return np.unique(np.round(np.logspace(0, math.log10(DECAY_REACH), DECAY_POINTS)))  # (~1.1k,) 1 … 10⁶
+
+
+@uses("dim", "base")
+def decay_figure(v: Values, lang: str) -> go.Figure:
+    inv_freq, r = _inv_freq(v["dim"], v["base"]), _distances()
+    marks = dict(zip(PUBLISHED_DECAY, rope_decay_bound(list(PUBLISHED_DECAY), inv_freq), strict=True))
+    return figs.decay(r, rope_decay_bound(r, inv_freq), rope_decay_all_ones(r, inv_freq), marks, lang=lang)
+
+
+@functools.lru_cache(maxsize=32)
+def _random(dim: int, base: float, seed: int, same_vector: bool) -> tuple[np.ndarray, np.ndarray]:
+    inv_freq = _inv_freq(dim, base)
+    return rope_decay_random(_distances(), inv_freq, n_samples=RANDOM_SAMPLES, seed=seed, same_vector=same_vector)
+
+
+@uses("dim", "base", "seed", "same_vector")
+def random_figure(v: Values, lang: str) -> go.Figure:
+    mean, std = _random(v["dim"], v["base"], v["seed"], v["same_vector"])
+    r = _distances()
+    # E[q·R_r k] = 0 for independent q, k; 2 Σ cos(r θ_i) = twice the all-ones curve for k = q
+    expected = 2 * rope_decay_all_ones(r, _inv_freq(v["dim"], v["base"])) if v["same_vector"] else np.zeros_like(r)
+    return figs.random_band(r, mean, std, expected, same_vector=v["same_vector"], lang=lang)
+
+
+@uses()
+def check_published(v: Values) -> Check:
+    bound = rope_decay_bound(list(PUBLISHED_DECAY), _inv_freq(PUBLISHED_DIM, PUBLISHED_BASE))
+    residual = float(np.max(np.abs(bound - list(PUBLISHED_DECAY.values()))))
+    values = " / ".join(f"{b:.2f}" for b in bound)
+    return Check("rope.check_published", residual, tolerance=0.005, fmt={"values": values})
+
+
+@uses("dim", "base", "seed")
+def check_no_decay(v: Values) -> Check:
+    mean, std = _random(v["dim"], v["base"], v["seed"], False)
+    z = np.abs(mean) / (std / math.sqrt(RANDOM_SAMPLES))  # the sample mean in standard errors
+    return Check("rope.check_no_decay", float(np.max(z)), tolerance=NO_DECAY_Z, fmt={"samples": RANDOM_SAMPLES})
+
+
+# --- 5. periods and near repeats ---------------------------------------------------------------------------------
+
+
+@uses("dim", "base")
+def periods_figure(v: Values, lang: str) -> go.Figure:
+    wavelengths = rope_wavelengths(_inv_freq(v["dim"], v["base"]))
+    syllabus = rope_wavelengths(_inv_freq(SYLLABUS_DIM, PUBLISHED_BASE))[list(SYLLABUS_PAIRS)]
+    return figs.periods(
+        np.arange(wavelengths.shape[0]),
+        wavelengths,
+        v["dim"],
+        dict(zip(SYLLABUS_PAIRS, syllabus, strict=True)),
+        SYLLABUS_PRINTED,
+        SYLLABUS_DIM,
+        lang=lang,
+    )
+
+
+@uses("dim", "base", "seed")
+def check_period(v: Values) -> Check:
+    r"""After :math:`T_i` tokens pair i is back where it started: rotate x to position :math:`T_i`, compare pair i."""
+    inv_freq = _inv_freq(v["dim"], v["base"])
+    x = _qk(v["dim"], v["seed"])[0]
+    periods = rope_wavelengths(inv_freq)  # (d/2,)
+    back = apply_rope(_rows(x, periods.shape[0]), periods, inv_freq, pairing="interleaved")  # row i at T_i
+    i = np.arange(periods.shape[0])
+    gap = np.hypot(back[i, 2 * i] - x[2 * i], back[i, 2 * i + 1] - x[2 * i + 1])
+    return Check("rope.check_period", float(np.max(gap)), tolerance=1e-6, fmt={"pairs": periods.shape[0]})
+
+
+@uses()
+def toy_figure(v: Values, lang: str) -> go.Figure:
+    angles = rope_angles(np.arange(TOY_POSITIONS, dtype=np.float64), TOY_THETAS)  # (24, 2)
+    return figs.toy_clock(angles, (0, TOY_REPEAT), lang=lang)
+
+
+@functools.lru_cache(maxsize=64)
+def _repeats(dim: int, base: float, tolerance: int) -> tuple[int | None, ...]:
+    pairs = _inv_freq(dim, base)[:REPEAT_PAIRS]
+    return rope_near_repeats(pairs, tolerance=math.radians(tolerance), max_distance=REPEAT_REACH)
+
+
+@uses("dim", "base", "tolerance")
+def repeats_figure(v: Values, lang: str) -> go.Figure:
+    return figs.near_repeats(_repeats(v["dim"], v["base"], v["tolerance"]), REPEAT_REACH, v["tolerance"], lang=lang)
+
+
+@uses("tolerance")
+def check_toy(v: Values) -> Check:
+    (alone,) = rope_near_repeats(TOY_THETAS[:1], tolerance=1e-9, max_distance=10 * TOY_REPEAT)
+    together = rope_near_repeats(TOY_THETAS, tolerance=math.radians(v["tolerance"]), max_distance=REPEAT_REACH)[1]
+    fmt = {
+        "alone": alone,
+        "together": f"{together:,}" if together else f"> {REPEAT_REACH:,}",
+        "tolerance": v["tolerance"],
+    }
+    return Check("rope.check_toy", float(abs((alone or 0) - TOY_REPEAT)), fmt=fmt)
+
+
+VIEW = View(
+    page_id="rope",
+    params=PARAMS,
+    figures={
+        "clocks": clocks_figure,
+        "window": window_figure,
+        "offsets": offsets_figure,
+        "pairs": pairs_figure,
+        "mismatch": mismatch_figure,
+        "mixed": mixed_figure,
+        "decay": decay_figure,
+        "random": random_figure,
+        "periods": periods_figure,
+        "toy": toy_figure,
+        "repeats": repeats_figure,
+    },
+    checks={
+        "relative": check_relative,
+        "permutation": check_permutation,
+        "wrong": check_wrong,
+        "mixed": check_mixed,
+        "published": check_published,
+        "no_decay": check_no_decay,
+        "period": check_period,
+        "toy": check_toy,
+    },
+    explain=Explain(
+        latex=(
+            r"\theta_i = \text{base}^{-2i/d}, \qquad i = 0, 1, \dots, d/2 - 1",
+            r"\begin{pmatrix} x'_{2i} \\ x'_{2i+1} \end{pmatrix} = \begin{pmatrix} \cos m\theta_i & -\sin m\theta_i \\"
+            r"\sin m\theta_i & \cos m\theta_i \end{pmatrix} \begin{pmatrix} x_{2i} \\ x_{2i+1} \end{pmatrix}",
+            r"z_i = x_{2i} + \mathrm{i}\,x_{2i+1}, \qquad z'_i = z_i\, e^{\mathrm{i}\, m\theta_i}",
+            r"q_m \cdot k_n = \operatorname{Re}\sum_i q_i\,\overline{k_i}\,e^{\mathrm{i}(m-n)\theta_i}"
+            r" = q_0 \cdot k_{n-m}",
+            r"\Big|\sum_i h_i\, e^{\mathrm{i} r\theta_i}\Big| \le \max_i |h_{i+1}-h_i| \sum_{j=1}^{d/2} |S_j|",
+            r"S_j = \sum_{l<j} e^{\mathrm{i} r\theta_l}, \qquad T_i = \frac{2\pi}{\theta_i} = 2\pi\,\text{base}^{2i/d}",
+        ),
+        sources=(
+            apply_rope,
+            _rotate,
+            rope_scores,
+            pairing_permutation,
+            rope_decay_bound,
+            rope_decay_random,
+            rope_near_repeats,
+        ),
+        paper="Su et al. 2021, *RoFormer: Enhanced Transformer with Rotary Position Embedding*, arXiv:2104.09864, "
+        "§3.2–3.4; `rotate_half` and `convert_llama_weights_to_hf.py` in Hugging Face transformers",
+        checks=("relative", "permutation", "wrong", "mixed", "published", "no_decay", "period", "toy"),
+    ),
+)
