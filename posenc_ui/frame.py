@@ -18,6 +18,7 @@ page's encoded values are also kept in ``st.session_state[MEMORY]`` and carried 
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
@@ -132,7 +133,7 @@ class Page:
         try:
             fig = self.view.figures[name](self.values, self.lang)
         except PosEncError as err:
-            st.error(self.t("frame.core_refused", message=str(err)), icon=":material/error:")
+            st.error(self.t("frame.core_refused", message=code_span(str(err), limit=400)), icon=":material/error:")
             fig = last_good.get((self.view.page_id, name))
             if fig is None:
                 return
@@ -185,7 +186,7 @@ class Page:
         if message is None:
             st.success(self.t(f"{self.view.page_id}.served", **self.values), icon=":material/check_circle:")
         else:
-            st.error(self.t("frame.refusal", message=message), icon=":material/block:")
+            st.error(self.t("frame.refusal", message=code_span(message, limit=400)), icon=":material/block:")
 
     # --- panels -------------------------------------------------------------------------------------------------
 
@@ -286,9 +287,24 @@ def seed(view: View) -> list[Problem]:
     return problems
 
 
+def code_span(text: str, *, limit: int = 80) -> str:
+    r"""``text`` as one inline code span, so nothing a link or a config carries can render as markup.
+
+    The fence is one backtick longer than the longest run inside, and one space pads each side (CommonMark strips
+    exactly one), so a value holding backticks cannot close the span early. Newlines would end the paragraph and
+    start a new block, so they become spaces; text past ``limit`` characters is cut.
+    """
+    text = " ".join(text.splitlines())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
 def notice(problem: Problem, lang: str) -> str:
-    r"""The visible sentence for a URL value that was replaced or clamped."""
-    return t(f"frame.url_{problem.kind}", lang, name=problem.name, raw=problem.raw, used=problem.used)
+    r"""The visible sentence for a URL value that was replaced or clamped (the raw value shown as code only)."""
+    setting = code_span(f"{problem.name}={problem.raw}")
+    return t(f"frame.url_{problem.kind}", lang, setting=setting, used=code_span(problem.used))
 
 
 def header(title: str, lang: str) -> None:
