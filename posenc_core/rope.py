@@ -121,6 +121,7 @@ def rope_scores(
     query_positions: object = None,
     key_positions: object = None,
     pairing: str = "half",
+    key_pairing: str | None = None,
     attention_factor: float = 1.0,
     scale: float | None = None,
 ) -> np.ndarray:
@@ -128,7 +129,8 @@ def rope_scores(
 
     Positions default to keys 0 … Lk − 1 and queries at the last Lq of them. When both sets of positions are the
     same, the cos/sin table is computed once and shared. ``scale`` defaults to :math:`1/\sqrt{d}`; pass 1.0 for
-    the raw dot products the RoFormer paper analyses.
+    the raw dot products the RoFormer paper analyses. ``key_pairing`` (default: ``pairing``) rotates the keys by
+    another convention — the silent bug of loading weights trained with one pairing into code using the other.
     """
     q = as_array("q", q, min_ndim=2)
     k = as_array("k", k, min_ndim=2)
@@ -149,9 +151,10 @@ def rope_scores(
     check_elements("rope_scores", (*lead, lq, lk))
     inv_freq = _check_inv_freq(inv_freq)
     pairing = as_choice("pairing", pairing, PAIRINGS)
+    key_pairing = pairing if key_pairing is None else as_choice("key_pairing", key_pairing, PAIRINGS)
     attention_factor = as_float("attention_factor", attention_factor, gt=0.0)
     q_rot = _rotate(q, query_positions, inv_freq, attention_factor, pairing)
-    k_rot = _rotate(k, key_positions, inv_freq, attention_factor, pairing)
+    k_rot = _rotate(k, key_positions, inv_freq, attention_factor, key_pairing)
     if scale != 1.0:
         q_rot *= scale  # (L, d) multiplies instead of a pass over the (Lq, Lk) result
     return q_rot @ np.swapaxes(k_rot, -1, -2)

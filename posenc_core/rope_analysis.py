@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from .errors import PosEncError, as_array, as_choice, as_float, as_int, check_elements
-from .rope import MAX_ROTARY_DIM, PAIRINGS, _check_inv_freq, apply_rope
+from .errors import as_choice, as_float, as_int
+from .rope import MAX_ROTARY_DIM, PAIRINGS, _check_inv_freq, rope_scores
 
 __all__ = [
     "pairing_permutation",
@@ -72,24 +72,10 @@ def rope_scores_mixed_pairing(
     """
     query_pairing = as_choice("query_pairing", query_pairing, PAIRINGS)
     key_pairing = as_choice("key_pairing", key_pairing, PAIRINGS)
-    q = as_array("q", q, min_ndim=2)
-    k = as_array("k", k, min_ndim=2)
-    if q.shape[-1] != k.shape[-1]:
-        raise PosEncError(f"q and k must share their last dimension, got {q.shape} and {k.shape}")
-    lq, lk = q.shape[-2], k.shape[-2]
-    if key_positions is None:
-        key_positions = np.arange(lk, dtype=np.float64)
-    if query_positions is None:
-        query_positions = np.arange(lk - lq, lk, dtype=np.float64)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else as_float("scale", scale)
-    try:
-        lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
-    except ValueError as exc:
-        raise PosEncError(f"the leading dimensions of q {q.shape} and k {k.shape} do not broadcast") from exc
-    check_elements("rope_scores_mixed_pairing", (*lead, lq, lk))
-    q_rot = apply_rope(q, query_positions, inv_freq, pairing=query_pairing)  # (…, Lq, d)
-    k_rot = apply_rope(k, key_positions, inv_freq, pairing=key_pairing)  # (…, Lk, d)
-    return scale * (q_rot @ np.swapaxes(k_rot, -1, -2))
+    return rope_scores(
+        q, k, inv_freq, query_positions=query_positions, key_positions=key_positions,
+        pairing=query_pairing, key_pairing=key_pairing, scale=scale,
+    )  # fmt: skip
 
 
 def rope_near_repeats(inv_freq: object, *, tolerance: float = 0.1, max_distance: int = 10**6) -> tuple[int | None, ...]:
