@@ -1,0 +1,438 @@
+r"""Classroom load: N simulated students drive the app over Streamlit's own websocket protocol.
+
+    python bench/load.py [--sessions 50] [--moves 3] [--rounds 2] [--think 1.0] [--url http://127.0.0.1:PORT]
+
+Without ``--url`` it starts ``streamlit run app.py`` on a free loopback port and stops it at the end. Each session
+does what a browser tab does: ``GET /`` (cookies), a websocket to ``/_stcore/stream`` (subprotocol ``streamlit``),
+``BackMsg.rerun_script`` for the home page, then for every built page of :mod:`posenc_ui.catalog` a page switch
+(``page_script_hash`` from the server's ``NewSession.app_pages``) and ``--moves`` slider moves (``widget_states``
+with a new value for one slider read from the page's own deltas), waiting ``--think`` seconds (± 50 %) between
+actions. A rerun is timed from the send to ``ForwardMsg.script_finished``. Errors: an exception element, a run that
+does not finish successfully, a page not found, a rerun past ``--deadline`` seconds, a dropped connection.
+
+Every round repeats the same walk on the same sessions with fresh slider values (``--repeat-values``: the same
+ones), so the server's caches see new keys each round; RSS (psutil, the server and its children) is sampled before
+and after each round and must not keep growing. CPU seconds of the load tool itself are reported too (it must not be
+the bottleneck). It only ever connects to loopback addresses, and every loop is bounded by ``--duration`` seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import random
+import socket
+import statistics
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import psutil
+import websocket
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.Slider_pb2 import Slider
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+from server import free_port, start_server, stop_server  # noqa: E402
+
+from posenc_ui import catalog  # noqa: E402
+
+GOALS = {"errors": 0, "p95_s": 1.5, "rss_mb": 1024.0}
+
+
+def require_loopback(url: str) -> None:
+    r"""Refuse any URL whose host resolves to anything but a loopback address."""
+    host = urlsplit(url).hostname or ""
+    try:
+        addrs = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except socket.gaierror as err:
+        raise SystemExit(f"cannot resolve {host!r}: {err}") from err
+    if not addrs or not all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addrs):
+        raise SystemExit(f"refusing {url}: the load tool only connects to loopback addresses (got {sorted(addrs)})")
+
+
+def percentile(samples: Sequence[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
+
+
+def server_rss_mb(pids: Sequence[int]) -> float:
+    r"""Resident memory of the processes ``pids`` and all their children, in MB."""
+    total = 0
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            for p in (proc, *proc.children(recursive=True)):
+                total += p.memory_info().rss
+        except psutil.NoSuchProcess:
+            continue
+    return total / 2**20
+
+
+def cpu_seconds(pids: Sequence[int]) -> float:
+    r"""User + system CPU seconds used so far by the processes ``pids`` and their children."""
+    total = 0.0
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            total += sum(sum(p.cpu_times()[:2]) for p in (proc, *proc.children(recursive=True)))
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
+def own_cpu() -> float:
+    r"""CPU seconds of this process alone (not the server it may have started)."""
+    return sum(psutil.Process().cpu_times()[:2])
+
+
+@dataclass
+class Run:
+    r"""What one rerun produced: its duration, sliders, errors, and what the server told about pages and URL."""
+
+    seconds: float = 0.0
+    sliders: dict[str, Slider] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Stats:
+    r"""Everything a session measured (shared by its thread and the reporter; appended only)."""
+
+    times: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    upstreams: list[str] = field(default_factory=list)  # X-Upstream of each connection (behind nginx)
+    reconnects: int = 0
+    by_page: dict[str, list[float]] = field(default_factory=dict)  # rerun seconds per page (and move)
+    log: list[tuple[float, str]] = field(default_factory=list)  # (time, "ok" | "error") of every rerun
+
+
+class Session:
+    r"""One browser tab: cookies from ``GET /``, then one websocket carrying BackMsg / ForwardMsg protobufs."""
+
+    def __init__(self, base: str, *, deadline: float, lang: str = "en") -> None:
+        self.base = base.rstrip("/")
+        self.deadline = deadline
+        self.home_query = self.query = f"lang={lang}"
+        self.pages: dict[str, str] = {}  # url_pathname → page_script_hash
+        self.widgets: dict[str, float] = {}  # slider id → value this tab has set
+        self.ws: websocket.WebSocket | None = None
+        self.cookies: dict[str, str] = {}
+        self.upstream = ""
+
+    def connect(self) -> None:
+        r"""``GET /`` (keeping cookies, as a browser does: a proxy's route cookie), then the websocket."""
+        request = urllib.request.Request(f"{self.base}/", headers=self._cookie_header())
+        with urllib.request.urlopen(request, timeout=self.deadline) as resp:
+            for cookie in resp.headers.get_all("Set-Cookie") or []:
+                name, _, value = cookie.split(";", 1)[0].partition("=")
+                self.cookies[name.strip()] = value.strip()
+        ws_url = "ws" + self.base[len("http") :] + "/_stcore/stream"
+        headers = [f"{k}: {v}" for k, v in self._cookie_header().items()]
+        self.ws = websocket.create_connection(ws_url, subprotocols=["streamlit"], header=headers, timeout=self.deadline)
+        self.upstream = (self.ws.getheaders() or {}).get("x-upstream", "")  # set by bench/scaleout's nginx
+
+    def _cookie_header(self) -> dict[str, str]:
+        return {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
+
+    def close(self) -> None:
+        if self.ws is not None:
+            try:
+                self.ws.close()
+            except (OSError, websocket.WebSocketException):
+                pass
+            self.ws = None
+
+    def rerun(self, page_hash: str = "", widget: tuple[str, float] | None = None) -> Run:
+        r"""Send one ``rerun_script`` and read ForwardMsgs until ``script_finished`` or the deadline."""
+        if widget is None:  # a page switch: the browser drops the query string, the link carries the language
+            self.query = self.home_query
+        msg = BackMsg()
+        state = msg.rerun_script
+        state.query_string = self.query
+        state.page_script_hash = page_hash
+        if widget is not None:
+            ws = state.widget_states.widgets.add()
+            ws.id = widget[0]
+            ws.double_array_value.data[:] = [widget[1]]
+        run = Run()
+        began = time.perf_counter()
+        self.ws.send_binary(msg.SerializeToString())
+        while True:
+            left = self.deadline - (time.perf_counter() - began)
+            if left <= 0:
+                run.errors.append(f"rerun exceeded the {self.deadline:.0f} s deadline")
+                break
+            self.ws.settimeout(left)
+            try:
+                data = self.ws.recv()
+            except websocket.WebSocketTimeoutException:
+                continue
+            if not data:  # the server closed the connection
+                raise websocket.WebSocketConnectionClosedException("connection closed by the server")
+            if isinstance(data, str):
+                continue
+            fwd = ForwardMsg()
+            fwd.ParseFromString(data)
+            kind = fwd.WhichOneof("type")
+            if kind in ("new_session", "navigation"):  # classic pages/ apps list their pages in `navigation`
+                pages = getattr(fwd, kind).app_pages
+                self.pages.update({p.url_pathname: p.page_script_hash for p in pages})
+            elif kind == "page_info_changed":
+                self.query = fwd.page_info_changed.query_string
+            elif kind == "page_not_found":
+                run.errors.append(f"page not found: {fwd.page_not_found.page_name!r}")
+            elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                element = fwd.delta.new_element
+                what = element.WhichOneof("type")
+                if what == "exception":
+                    run.errors.append(f"exception: {element.exception.type}: {element.exception.message[:200]}")
+                elif what == "slider" and element.slider.type == Slider.SLIDER:
+                    run.sliders[element.slider.id] = element.slider
+            elif kind == "script_finished":
+                if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                    continue  # an earlier run (one past its deadline) was cut short by ours; ours follows
+                if fwd.script_finished != ForwardMsg.FINISHED_SUCCESSFULLY:
+                    run.errors.append(f"script finished with status {fwd.script_finished}")
+                break
+        run.seconds = time.perf_counter() - began
+        return run
+
+
+def new_value(slider: Slider, rng: random.Random) -> float | None:
+    r"""A grid value of ``slider`` other than its current one (``None`` when it has a single position)."""
+    step = slider.step or 1
+    positions = round((slider.max - slider.min) / step)
+    if positions < 1:
+        return None
+    current = slider.value[0] if slider.value else slider.min
+    for _ in range(8):
+        value = slider.min + rng.randint(0, positions) * step
+        if abs(value - current) > step / 2:
+            return float(int(value)) if slider.data_type == Slider.INT else value
+    return None
+
+
+def walk(session: Session, stats: Stats, *, pages: Sequence[str], moves: int, think: float, stop_at: float,
+         rng: random.Random, reconnect: bool) -> None:  # fmt: skip
+    r"""One round: every page in ``pages`` (URL paths), then ``moves`` slider moves on it."""
+
+    def act(page_hash: str = "", widget: tuple[str, float] | None = None, where: str = "home",
+            retry: bool = True) -> Run | None:  # fmt: skip
+        if time.monotonic() > stop_at:
+            return None
+        if think and retry:
+            time.sleep(min(think * rng.uniform(0.5, 1.5), max(0.0, stop_at - time.monotonic())))
+        try:
+            if session.ws is None:
+                session.connect()
+                stats.upstreams.append(session.upstream)
+                stats.reconnects += 1
+            run = session.rerun(page_hash, widget)
+        except (OSError, websocket.WebSocketException) as err:
+            stats.errors.append(f"connection: {type(err).__name__}: {err}")
+            stats.log.append((time.monotonic(), "error"))
+            session.close()
+            if not reconnect:
+                raise
+            # a browser reconnects at once and reruns the page it shows (once; later actions retry again)
+            return act(page_hash, None, f"{where} (reconnect)", retry=False) if retry else None
+        stats.times.append(run.seconds)
+        stats.by_page.setdefault(where, []).append(run.seconds)
+        stats.errors.extend(f"{where}: {e}" for e in run.errors)
+        stats.log.append((time.monotonic(), "error" if run.errors else "ok"))
+        return run
+
+    for path in pages:
+        if not session.pages and act() is None:  # (re)connected: the home page first, to learn the page hashes
+            continue
+        if path not in session.pages:
+            stats.errors.append(f"page {path!r} not served (server lists {sorted(session.pages)})")
+            continue
+        run = act(session.pages[path], where=path)
+        for _ in range(moves):
+            if run is None or not run.sliders:
+                break
+            slider = rng.choice(list(run.sliders.values()))
+            value = new_value(slider, rng)
+            if value is not None:
+                run = act(session.pages[path], (slider.id, value), f"{path} {slider.label}={value:g}") or run
+
+
+def built_paths() -> list[str]:
+    r"""URL paths of every built page, in reading order (from the catalogue, never a fixed list)."""
+    return [page.url_path for page in catalog.PAGES if page.built]
+
+
+@dataclass
+class Round:
+    seconds: float
+    reruns: int
+    p50: float
+    p95: float
+    errors: list[str]
+    rss_before: float
+    rss_after: float
+    client_cpu: float = 0.0  # CPU seconds this load tool used in the round (it must not be the bottleneck)
+    server_cpu: float = 0.0
+
+    @property
+    def throughput(self) -> float:
+        return self.reruns / self.seconds if self.seconds else 0.0
+
+
+def run_load(base: str, *, sessions: int, moves: int, rounds: int, think: float, deadline: float, duration: float,
+             rss_pids: Sequence[int] = (), pages: Sequence[str] | None = None, seed: int = 0, fresh: bool = True,
+             reconnect: bool = False,
+             during: Callable[[list[Stats]], None] | None = None) -> tuple[list[Round], list[Stats]]:  # fmt: skip
+    r"""Open ``sessions`` tabs at once and walk every page ``rounds`` times; return per-round and per-session data.
+
+    ``during(stats)`` (optional) is called from a side thread while the first round runs (the scale-out runner
+    kills a backend there).
+    """
+    require_loopback(base)
+    pages = list(pages or built_paths())
+    stop_at = time.monotonic() + duration
+    tabs = [Session(base, deadline=deadline) for _ in range(sessions)]
+    all_stats = [Stats() for _ in tabs]
+    results: list[Round] = []
+
+    def connect(i: int) -> None:
+        try:
+            tabs[i].connect()
+            all_stats[i].upstreams.append(tabs[i].upstream)
+        except (OSError, websocket.WebSocketException) as err:
+            all_stats[i].errors.append(f"connect: {type(err).__name__}: {err}")
+
+    run_threads(connect, range(sessions), stop_at)
+    try:
+        for r in range(rounds):
+            before = server_rss_mb(rss_pids)
+            cpu0 = (own_cpu(), cpu_seconds(rss_pids))
+            marks = [(len(s.times), len(s.errors)) for s in all_stats]
+
+            def one(i: int, r: int = r) -> None:
+                if tabs[i].ws is None and not reconnect:
+                    return
+                rng = random.Random(seed * 1_000_003 + (r if fresh else 0) * 10_007 + i)
+                try:
+                    walk(tabs[i], all_stats[i], pages=pages, moves=moves, think=think, stop_at=stop_at, rng=rng,
+                         reconnect=reconnect)  # fmt: skip
+                except (OSError, websocket.WebSocketException):
+                    pass  # already recorded as an error; without --reconnect this tab stops
+
+            side = None
+            if during is not None and r == 0:
+                side = threading.Thread(target=during, args=(all_stats,), daemon=True)
+                side.start()
+            began = time.monotonic()
+            run_threads(one, range(sessions), stop_at)
+            seconds = time.monotonic() - began
+            if side is not None:
+                side.join(timeout=max(0.0, stop_at - time.monotonic()))
+            times = [t for s, (n, _) in zip(all_stats, marks, strict=True) for t in s.times[n:]]
+            errors = [e for s, (_, n) in zip(all_stats, marks, strict=True) for e in s.errors[n:]]
+            results.append(Round(seconds, len(times), statistics.median(times) if times else float("nan"),
+                                 percentile(times, 0.95), errors, before, server_rss_mb(rss_pids),
+                                 own_cpu() - cpu0[0], cpu_seconds(rss_pids) - cpu0[1]))  # fmt: skip
+    finally:
+        for tab in tabs:
+            tab.close()
+    return results, all_stats
+
+
+def run_threads(fn: Callable[[int], None], items: range, stop_at: float) -> None:
+    r"""``fn(i)`` for every ``i`` at once, each in a daemon thread; waits at most until ``stop_at`` (+ 30 s)."""
+    threads = [threading.Thread(target=fn, args=(i,), daemon=True) for i in items]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=max(0.0, stop_at + 30 - time.monotonic()))
+
+
+def report(rounds: list[Round], *, sessions: int, pages: Sequence[str]) -> dict:
+    r"""Print a table of the rounds; return the same figures as a dict (for ``--json`` and the tests)."""
+    print(f"{sessions} sessions × {len(pages)} pages ({', '.join(pages)})")
+    print(f"{'round':>5} {'reruns':>7} {'s':>7} {'rerun/s':>8} {'p50 s':>7} {'p95 s':>7} {'errors':>7} "
+          f"{'RSS before':>11} {'RSS after':>10} {'CPU client':>11} {'CPU server':>11}")  # fmt: skip
+    for i, r in enumerate(rounds, 1):
+        print(f"{i:>5} {r.reruns:>7} {r.seconds:>7.1f} {r.throughput:>8.1f} {r.p50:>7.3f} {r.p95:>7.3f} "
+              f"{len(r.errors):>7} {r.rss_before:>9.0f}MB {r.rss_after:>8.0f}MB {r.client_cpu:>10.1f}s "
+              f"{r.server_cpu:>10.1f}s")  # fmt: skip
+    errors = [e for r in rounds for e in r.errors]
+    for e in sorted(set(errors))[:10]:
+        print(f"  error ×{errors.count(e)}: {e}")
+    return {
+        "sessions": sessions,
+        "pages": list(pages),
+        "rounds": [{**r.__dict__, "errors": len(r.errors), "throughput": r.throughput} for r in rounds],
+        "error_samples": sorted(set(errors))[:20],
+    }
+
+
+def goals_met(rounds: list[Round], *, growth_mb: float = 50.0) -> list[str]:
+    r"""The goals missed (empty when all hold): 0 errors, p95, RSS, and no growth from round to round."""
+    missed = []
+    if any(r.errors for r in rounds):
+        missed.append("errors")
+    if any(r.p95 >= GOALS["p95_s"] for r in rounds):
+        missed.append(f"p95 < {GOALS['p95_s']} s")
+    if any(r.rss_after >= GOALS["rss_mb"] for r in rounds):
+        missed.append("RSS < 1 GB")
+    if len(rounds) > 1 and rounds[-1].rss_after - rounds[-2].rss_after > growth_mb:
+        missed.append(f"RSS growth ≤ {growth_mb:.0f} MB between the last two rounds")
+    return missed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--url", help="a running server on loopback (default: start one)")
+    ap.add_argument("--pid", type=int, action="append", default=[], help="server pid(s) whose RSS to report")
+    ap.add_argument("--sessions", type=int, default=50)
+    ap.add_argument("--moves", type=int, default=3, help="slider moves per page")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--think", type=float, default=1.0, help="mean seconds between a tab's actions")
+    ap.add_argument("--deadline", type=float, default=15.0, help="seconds one rerun may take before it is an error")
+    ap.add_argument("--duration", type=float, default=600.0, help="hard bound on the whole run, seconds")
+    ap.add_argument("--pages", help="comma-separated URL paths (default: every built page)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat-values", action="store_true",
+                    help="every round moves the sliders to the same values (default: fresh values each round)")
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--check", action="store_true", help="exit 1 unless the goals hold")
+    args = ap.parse_args(argv)
+
+    proc = None
+    base = args.url
+    if base is None:
+        proc = start_server(free_port())
+        base = f"http://127.0.0.1:{proc.args[proc.args.index('--server.port') + 1]}"
+    pids = args.pid or ([proc.pid] if proc else [])
+    pages = args.pages.split(",") if args.pages else built_paths()
+    try:
+        rounds, _ = run_load(base, sessions=args.sessions, moves=args.moves, rounds=args.rounds, think=args.think,
+                             deadline=args.deadline, duration=args.duration, rss_pids=pids, pages=pages,
+                             seed=args.seed, fresh=not args.repeat_values)  # fmt: skip
+    finally:
+        if proc is not None:
+            stop_server(proc)
+    figures = report(rounds, sessions=args.sessions, pages=pages)
+    missed = goals_met(rounds)
+    print("goals met" if not missed else f"goals missed: {', '.join(missed)}")
+    if args.json:
+        args.json.write_text(json.dumps({**figures, "missed": missed}, indent=2))
+    return 1 if args.check and missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
