@@ -35,7 +35,7 @@ from .state import BoolParam, ChoiceParam, IntListParam, IntParam, Param, Proble
 from .views.base import Check, View
 
 MEMORY = "_posenc_memory"  # {page_id: {name: encoded value}}: survives page switches
-LAST_GOOD = "_posenc_last_good"  # {(page_id, figure): go.Figure}: shown again when a core call refuses
+LAST_GOOD = "_posenc_last_good"  # {(page_id, figure): go.Figure} of the current page: shown when the core refuses
 LANG_MEMORY = "_posenc_lang"
 LANG_WIDGET = "_posenc_lang_widget"
 LANG_NAMES = {"zh": "中文", "en": "English"}
@@ -58,6 +58,9 @@ class Page:
         self.embedded = embedded
         self.info: PageInfo | None = catalog.BY_ID.get(view.page_id)
         self._shown: list[Check] = []
+        # Only this page's fallbacks are ever shown: drop other pages' (~1 MB a page per session at scale).
+        kept = {key: fig for key, fig in st.session_state.get(LAST_GOOD, {}).items() if key[0] == view.page_id}
+        st.session_state[LAST_GOOD] = kept
 
     # --- text ---------------------------------------------------------------------------------------------------
 
