@@ -168,6 +168,9 @@ def preview_figure(fig: go.Figure) -> go.Figure:
     bare.layout.annotations = ()  # update_layout(annotations=[]) would leave them in place
     bare.update_xaxes(title=None, showticklabels=False)
     bare.update_yaxes(title=None, showticklabels=False)
+    for trace in bare.data:  # colour bars carry a title and numbers
+        if "showscale" in trace:
+            trace.showscale = False
     bare.update_traces(showscale=False, selector={"type": "heatmap"})
     bare.update_traces(text=None, texttemplate=None)
     return bare
