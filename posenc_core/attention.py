@@ -75,7 +75,9 @@ def attention_scores(q: object, k: object, *, bias: object = None, scale: float 
             f"the leading (batch/head) dimensions of q {q.shape} and k {k.shape} do not broadcast"
         ) from exc
     check_elements("attention scores", (*lead, q.shape[-2], k.shape[-2]))
-    scores = (q * scale if scale != 1.0 else q) @ np.swapaxes(k, -1, -2)  # scaling q is cheaper than the scores
+    with np.errstate(over="ignore", invalid="ignore"):  # checked just below, with a message instead of a warning
+        scores = (q * scale if scale != 1.0 else q) @ np.swapaxes(k, -1, -2)  # scaling q is cheaper than the scores
+    check_finite_scores(scores)
     if bias is not None:
         bias = as_array("bias", bias, finite=False)
         if np.isnan(bias).any() or np.isposinf(bias).any():
@@ -87,6 +89,12 @@ def attention_scores(q: object, k: object, *, bias: object = None, scale: float 
         check_elements("attention scores", target)
         scores = scores + bias
     return scores
+
+
+def check_finite_scores(scores: np.ndarray) -> None:
+    """Refuse scores that overflowed float64 (huge q, k or scale) instead of returning inf or nan."""
+    if not np.all(np.isfinite(scores)):
+        raise PosEncError("the scores overflow float64: q, k or scale are too large")
 
 
 def attention(

@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from . import _trig
+from .attention import check_finite_scores
 from .errors import MAX_ELEMENTS, PosEncError, as_array, as_choice, as_float, as_int, check_elements
 
 __all__ = [
@@ -155,9 +156,12 @@ def rope_scores(
     attention_factor = as_float("attention_factor", attention_factor, gt=0.0)
     q_rot = _rotate(q, query_positions, inv_freq, attention_factor, pairing)
     k_rot = _rotate(k, key_positions, inv_freq, attention_factor, key_pairing)
-    if scale != 1.0:
-        q_rot *= scale  # (L, d) multiplies instead of a pass over the (Lq, Lk) result
-    return q_rot @ np.swapaxes(k_rot, -1, -2)
+    with np.errstate(over="ignore", invalid="ignore"):  # checked just below, with a message instead of a warning
+        if scale != 1.0:
+            q_rot *= scale  # (L, d) multiplies instead of a pass over the (Lq, Lk) result
+        scores = q_rot @ np.swapaxes(k_rot, -1, -2)
+    check_finite_scores(scores)
+    return scores
 
 
 #: Entries of x rotated per block: the block's phasors, x and the result stay in L2 cache.
