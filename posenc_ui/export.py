@@ -148,7 +148,7 @@ def _site_item(fig: go.Figure, stem: Path, out: Path, images: bool, written: lis
 #: The figure each home-page card shows, drawn small and without words so one image serves both languages.
 PREVIEW_FIGURES = {
     "why": "residuals", "first": "binary", "sinusoidal": "heatmap", "learned": "extrapolation",
-    "relative": "t5_buckets", "alibi": "bias", "extension": "wavelengths", "compare": "matrices",
+    "relative": "t5_buckets", "alibi": "slopes", "extension": "wavelengths", "compare": "matrices",
     "rope": "decay",
 }  # fmt: skip
 
@@ -171,6 +171,7 @@ def preview_figure(fig: go.Figure) -> go.Figure:
     for trace in bare.data:  # colour bars carry a title and numbers
         if "showscale" in trace:
             trace.showscale = False
+    bare.update_coloraxes(showscale=False)  # a colour bar shared by subplots lives in the layout
     bare.update_traces(showscale=False, selector={"type": "heatmap"})
     bare.update_traces(text=None, texttemplate=None)
     return bare
