@@ -43,6 +43,19 @@ def _y_title(metric: str, lang: str) -> str:
     return t(f"lab.axis_{metric}", lang)
 
 
+def _per_position(
+    data: list[dict], optimum: np.ndarray | None, *, title: str, config: Mapping[str, int], metric: str, lang: str
+) -> go.Figure:
+    r"""Lines over positions, the optimum dotted (cut to the lines' length), the training length L dashed."""
+    if optimum is not None and data:
+        data = [*data, _optimum(optimum[: len(data[0]["y"])], lang)]
+    length = config["train_length"]
+    return figure(
+        data, title=title, x=t("lab.axis_position", lang), y=_y_title(metric, lang), height=440,
+        **LEGEND_BELOW, **_wall(length, t("lab.wall", lang, length=length)),
+    )  # fmt: skip
+
+
 def by_position(
     curves: Mapping[str, np.ndarray],
     optimum: np.ndarray | None,
@@ -51,19 +64,10 @@ def by_position(
     metric: str,
     lang: str,
 ) -> go.Figure:
-    r"""One line per encoding over positions 1 … 8L, the optimum dotted, the training length L dashed."""
+    r"""One line per encoding over positions 1 … 8L."""
     data = [_curve(y, t(f"enc.{name}", lang), ENCODING_COLOURS.get(name, BLACK)) for name, y in curves.items()]
-    if optimum is not None:
-        data.append(_optimum(optimum, lang))
-    return figure(
-        data,
-        title=t("lab.fig_by_position", lang, length=config["train_length"]),
-        x=t("lab.axis_position", lang),
-        y=_y_title(metric, lang),
-        height=460,
-        **LEGEND_BELOW,
-        **_wall(config["train_length"], t("lab.wall", lang, length=config["train_length"])),
-    )
+    title = t("lab.fig_by_position", lang, length=config["train_length"])
+    return _per_position(data, optimum, title=title, config=config, metric=metric, lang=lang)
 
 
 def extension(
@@ -76,17 +80,8 @@ def extension(
 ) -> go.Figure:
     r"""The RoPE model at ``extension_factor`` × L: as trained, and with PI, NTK-aware and YaRN frequencies."""
     data = [_curve(y, t(f"lab.ext.{kind}", lang), EXTENSION_COLOURS.get(kind, BLACK)) for kind, y in curves.items()]
-    if optimum is not None and curves:
-        data.append(_optimum(optimum[: len(next(iter(curves.values())))], lang))
-    return figure(
-        data,
-        title=t("lab.fig_extension", lang, factor=config["extension_factor"]),
-        x=t("lab.axis_position", lang),
-        y=_y_title(metric, lang),
-        height=420,
-        **LEGEND_BELOW,
-        **_wall(config["train_length"], t("lab.wall", lang, length=config["train_length"])),
-    )
+    title = t("lab.fig_extension", lang, factor=config["extension_factor"])
+    return _per_position(data, optimum, title=title, config=config, metric=metric, lang=lang)
 
 
 def training(curves: Mapping[str, np.ndarray], *, optimum: float, steps: int, lang: str) -> go.Figure:
