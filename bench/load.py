@@ -7,8 +7,10 @@ does what a browser tab does: ``GET /`` (cookies), a websocket to ``/_stcore/str
 ``BackMsg.rerun_script`` for the home page, then for every built page of :mod:`posenc_ui.catalog` a page switch
 (``page_script_hash`` from the server's ``NewSession.app_pages``) and ``--moves`` slider moves (``widget_states``
 with a new value for one slider read from the page's own deltas), waiting ``--think`` seconds (± 50 %) between
-actions. A rerun is timed from the send to ``ForwardMsg.script_finished``. Errors: an exception element, a run that
-does not finish successfully, a page not found, a rerun past ``--deadline`` seconds, a dropped connection.
+actions. Like a browser, a session keeps Streamlit's message cache: an element it already holds (a figure that did
+not change) comes back as its hash. A rerun is timed from the send to ``ForwardMsg.script_finished``. Errors: an
+exception element, a run that does not finish successfully, a page not found, a rerun past ``--deadline`` seconds, a
+dropped connection.
 
 Every round repeats the same walk on the same sessions with fresh slider values (``--repeat-values``: the same
 ones), so the server's caches see new keys each round; RSS (psutil, the server and its children) is sampled before
@@ -48,6 +50,9 @@ from server import free_port, start_server, stop_server  # noqa: E402
 from posenc_ui import catalog  # noqa: E402
 
 GOALS = {"errors": 0, "p95_s": 1.5, "rss_mb": 1024.0}
+#: Browsers send small frames at once (TCP_NODELAY); without it Nagle's algorithm meets the server's delayed ACK
+#: and every rerun waits ~40 ms on loopback for nothing.
+NO_DELAY = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
 
 
 def require_loopback(url: str) -> None:
@@ -129,6 +134,11 @@ class Session:
         self.ws: websocket.WebSocket | None = None
         self.cookies: dict[str, str] = {}
         self.upstream = ""
+        # The browser's message cache: a big element already held is sent again only as its hash (Streamlit's
+        # ForwardMsg cache). hash → script runs finished when it was last used; dropped past ``max_age`` runs.
+        self.cache: dict[str, int] = {}
+        self.runs = 0
+        self.max_age = 2
 
     def connect(self) -> None:
         r"""``GET /`` (keeping cookies, as a browser does: a proxy's route cookie), then the websocket."""
@@ -139,7 +149,9 @@ class Session:
                 self.cookies[name.strip()] = value.strip()
         ws_url = "ws" + self.base[len("http") :] + "/_stcore/stream"
         headers = [f"{k}: {v}" for k, v in self._cookie_header().items()]
-        self.ws = websocket.create_connection(ws_url, subprotocols=["streamlit"], header=headers, timeout=self.deadline)
+        self.ws = websocket.create_connection(
+            ws_url, subprotocols=["streamlit"], header=headers, timeout=self.deadline, sockopt=NO_DELAY
+        )
         self.upstream = (self.ws.getheaders() or {}).get("x-upstream", "")  # set by bench/scaleout's nginx
 
     def _cookie_header(self) -> dict[str, str]:
@@ -161,6 +173,7 @@ class Session:
         state = msg.rerun_script
         state.query_string = self.query
         state.page_script_hash = page_hash
+        state.cached_message_hashes.extend(self.cache)
         if widget is not None:
             ws = state.widget_states.widgets.add()
             ws.id = widget[0]
@@ -185,6 +198,12 @@ class Session:
             fwd = ForwardMsg()
             fwd.ParseFromString(data)
             kind = fwd.WhichOneof("type")
+            if kind == "ref_hash":
+                self.cache[fwd.ref_hash] = self.runs
+            elif fwd.metadata.cacheable and fwd.hash:
+                self.cache[fwd.hash] = self.runs
+            if kind == "new_session":
+                self.max_age = fwd.new_session.config.max_cached_message_age or self.max_age
             if kind in ("new_session", "navigation"):  # classic pages/ apps list their pages in `navigation`
                 pages = getattr(fwd, kind).app_pages
                 self.pages.update({p.url_pathname: p.page_script_hash for p in pages})
@@ -204,6 +223,8 @@ class Session:
                     continue  # an earlier run (one past its deadline) was cut short by ours; ours follows
                 if fwd.script_finished != ForwardMsg.FINISHED_SUCCESSFULLY:
                     run.errors.append(f"script finished with status {fwd.script_finished}")
+                self.runs += 1
+                self.cache = {h: seen for h, seen in self.cache.items() if self.runs - seen <= self.max_age}
                 break
         run.seconds = time.perf_counter() - began
         return run

@@ -7,6 +7,7 @@ page is what Streamlit derives from its file name in ``pages/`` (``pages/3_Sinus
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,12 +23,12 @@ class PageInfo:
     number: int
     script: str | None = None
 
-    @property
+    @functools.cached_property  # asked a dozen times a rerun; files land between server starts, not during one
     def built(self) -> bool:
         r"""Whether the page's script exists: pages appear in the navigation as their files land."""
         return self.script is not None and (ROOT / self.script).exists()
 
-    @property
+    @functools.cached_property
     def url_path(self) -> str:
         r"""The path Streamlit serves the page under (the file name without its ordering prefix)."""
         if not self.built:

@@ -17,6 +17,8 @@ page's encoded values are also kept in ``st.session_state[MEMORY]`` and carried 
 
 from __future__ import annotations
 
+import base64
+import functools
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -39,7 +41,8 @@ LAST_GOOD = "_posenc_last_good"  # {(page_id, figure): go.Figure} of the current
 LANG_MEMORY = "_posenc_lang"
 LANG_WIDGET = "_posenc_lang_widget"
 LANG_NAMES = {"zh": "中文", "en": "English"}
-FAVICON = str(ROOT / "assets" / "favicon.png")
+# A data: URL is passed through as is; a file path is read, re-encoded and registered again on every rerun.
+FAVICON = "data:image/png;base64," + base64.b64encode((ROOT / "assets" / "favicon.png").read_bytes()).decode()
 PLOTLY_CONFIG = {"displaylogo": False, "scrollZoom": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 EMBED_HEIGHT = 720  # px of the <iframe> snippet
 
@@ -58,6 +61,8 @@ class Page:
         self.embedded = embedded
         self.info: PageInfo | None = catalog.BY_ID.get(view.page_id)
         self._shown: list[Check] = []
+        self._drawn: dict[str, go.Figure] = {}  # name → figure drawn this rerun (the export panel offers them)
+        self._values: dict[str, Any] | None = None  # see values
         # Only this page's fallbacks are ever shown: drop other pages' (~1 MB a page per session at scale).
         kept = {key: fig for key, fig in st.session_state.get(LAST_GOOD, {}).items() if key[0] == view.page_id}
         st.session_state[LAST_GOOD] = kept
@@ -81,12 +86,22 @@ class Page:
 
     @property
     def values(self) -> dict[str, Any]:
-        r"""The current value of every parameter of the page, in declaration order."""
-        out: dict[str, Any] = {}
-        for param in self.view.params:
-            value = st.session_state[widget_key(self.view.page_id, param.name)]
-            out[param.name] = tuple(value) if isinstance(value, list) else value
-        return out
+        r"""The current value of every parameter of the page, in declaration order (a copy).
+
+        Read from the session state once and then kept up to date by :meth:`set` and the widgets: pages ask for it
+        dozens of times a rerun, and every session-state read goes through several layers of Streamlit.
+        """
+        if self._values is None:
+            self._values = {}
+            for param in self.view.params:
+                value = st.session_state[widget_key(self.view.page_id, param.name)]
+                self._values[param.name] = tuple(value) if isinstance(value, list) else value
+        return dict(self._values)
+
+    def set(self, name: str, value: Any) -> None:
+        r"""Give parameter ``name`` a new value before its widget is drawn (not after: Streamlit forbids that)."""
+        st.session_state[widget_key(self.view.page_id, name)] = list(value) if isinstance(value, tuple) else value
+        self._values = None
 
     def controls(self, *names: str, columns: int | None = None) -> None:
         r"""The widgets of ``names``, side by side (columns stack on a phone)."""
@@ -100,23 +115,27 @@ class Page:
         current = self.values
         clamped = param.clamp(current[param.name], current)  # a bound may follow a widget drawn above
         if clamped != current[param.name]:
-            st.session_state[key] = list(clamped) if isinstance(clamped, tuple) else clamped
+            self.set(param.name, clamped)
         label = self.t(f"{self.view.page_id}.{param.name}")
         if isinstance(param, IntParam):
-            st.slider(label, min_value=param.lo, max_value=param.upper(current), step=param.step, key=key)
+            value = st.slider(label, min_value=param.lo, max_value=param.upper(current), step=param.step, key=key)
         elif isinstance(param, BoolParam):
-            st.toggle(label, key=key)
+            value = st.toggle(label, key=key)
         elif isinstance(param, IntListParam):
             options = range(param.lo, param.upper(current) + 1)
-            st.multiselect(label, options, key=key, max_selections=param.max_items)
+            value = st.multiselect(label, options, key=key, max_selections=param.max_items)
         elif isinstance(param, ChoiceParam):
             fmt = self._option_label(param)
             if param.widget == "select_slider":
-                st.select_slider(label, options=param.options, format_func=fmt, key=key)
+                value = st.select_slider(label, options=param.options, format_func=fmt, key=key)
             elif param.widget == "radio":  # long labels: a radio wraps on a phone, a segmented control does not
-                st.radio(label, param.options, format_func=fmt, key=key, horizontal=True)
+                value = st.radio(label, param.options, format_func=fmt, key=key, horizontal=True)
             else:
-                st.segmented_control(label, param.options, format_func=fmt, key=key, required=True)
+                value = st.segmented_control(label, param.options, format_func=fmt, key=key, required=True)
+        else:
+            raise TypeError(f"no widget for {type(param).__name__}")
+        if self._values is not None:  # what the widget shows is the value from here on
+            self._values[param.name] = tuple(value) if isinstance(value, list) else value
 
     def _option_label(self, param: ChoiceParam) -> Callable[[Any], str]:
         if isinstance(param.options[0], int | float):
@@ -142,9 +161,9 @@ class Page:
                 return
         else:
             last_good[(self.view.page_id, name)] = fig
-        st.plotly_chart(fig, theme=None, config=PLOTLY_CONFIG, key=f"fig.{self.view.page_id}.{name}")
-        if not self.embedded:
-            self._export_buttons(fig, name)
+        self._drawn[name] = fig
+        config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"filename": self._file_stem(name), "scale": 2}}
+        st.plotly_chart(fig, theme=None, config=config, key=f"fig.{self.view.page_id}.{name}")
 
     def figures(self, *names: str) -> None:
         r"""Several figures side by side on a wide screen, one under the other on a phone."""
@@ -152,21 +171,42 @@ class Page:
             with col:
                 self.figure(name)
 
-    def _export_buttons(self, fig: go.Figure, name: str) -> None:
-        stem = f"posenc-{self.view.page_id}-{name}-{self.lang}"
-        with st.container(horizontal=True, horizontal_alignment="right", vertical_alignment="center", gap="small"):
-            st.caption(self.t("export.label"))
-            for fmt in export.FORMATS:
-                st.download_button(
-                    self.t(f"export.{fmt}"),
-                    data=export.bytes_builder(fig, fmt),
-                    file_name=f"{stem}.{fmt}",
-                    mime=export.MIME[fmt],
-                    on_click="ignore",
-                    key=f"dl.{self.view.page_id}.{name}.{fmt}",
-                    icon=":material/download:",
-                    type="tertiary",
-                )
+    def _file_stem(self, name: str) -> str:
+        return f"posenc-{self.view.page_id}-{name}-{self.lang}"
+
+    def _export_panel(self) -> None:
+        r"""Download one figure of the page as offline HTML, PNG or SVG: pick it, pick the format, one button.
+
+        One panel a page rather than three buttons under every figure: each element costs the server work on every
+        rerun (three buttons and their row under each of eleven figures were a third of the RoPE page's elements).
+        The camera in each figure's own toolbar still saves a PNG of it as shown, in the browser.
+        """
+        names = list(self._drawn)
+        if not names:
+            return
+        key = f"export.{self.view.page_id}"
+        with st.expander(self.t("export.title"), icon=":material/download:"):
+            left, right = st.columns([3, 2], vertical_alignment="bottom")
+            name = left.selectbox(
+                self.t("export.figure"), names, format_func=lambda n: plain_title(self._drawn[n]), key=f"{key}.figure"
+            )
+            fmt = right.segmented_control(
+                self.t("export.format"),
+                export.FORMATS,
+                format_func=lambda f: self.t(f"export.{f}"),
+                default=export.FORMATS[0],
+                required=True,
+                key=f"{key}.format",
+            )
+            st.download_button(
+                self.t("export.download", format=self.t(f"export.{fmt}")),
+                data=export.bytes_builder(self._drawn[name], fmt),
+                file_name=f"{self._file_stem(name)}.{fmt}",
+                mime=export.MIME[fmt],
+                on_click="ignore",
+                key=f"{key}.download",
+                icon=":material/download:",
+            )
 
     def check(self, name: str) -> Check | None:
         r"""Show the live check ``name`` (✓ when the claim holds on the numbers just drawn) and return it.
@@ -216,6 +256,7 @@ class Page:
         write_url({"lang": self.lang, **encoded})
         if self.embedded:
             return
+        self._export_panel()
         share_box(self.info, {"lang": self.lang, **encoded}, self.lang)
         upcoming = catalog.next_page(self.view.page_id) if self.info else None
         if upcoming is not None:
@@ -399,10 +440,27 @@ def render_check(check: Check, lang: str) -> None:
     (st.success if check.passed else st.error)(f"{'✓' if check.passed else '✗'} {text}")
 
 
+def plain_title(fig: go.Figure) -> str:
+    r"""A figure's title as plain text (plotly titles may carry ``<br>``, ``<sup>`` and the like).
+
+    Read from the figure's dict, which is what the page sends anyway: ``fig.layout`` would build the whole plotly
+    object tree of a :class:`~posenc_ui.figures.built.BuiltFigure` just for its title.
+    """
+    title = fig.to_dict().get("layout", {}).get("title", "")
+    text = (title.get("text") if isinstance(title, dict) else title) or ""
+    return " ".join(re.sub(r"<[^>]*>", " ", text).split())
+
+
 def source_name(fn: Callable[..., Any]) -> str:
     r"""``posenc_core.sinusoidal`` — the public name, whichever submodule defines the function."""
     package = fn.__module__.split(".")[0]
     return f"{package}.{fn.__name__}" if package == "posenc_core" else f"{fn.__module__}.{fn.__name__}"
+
+
+@functools.cache
+def source_text(fn: Callable[..., Any]) -> str:
+    r"""The source of ``fn`` (read once: ``inspect.getsource`` re-tokenises the whole file on every call)."""
+    return inspect.getsource(fn)
 
 
 def render_sources(sources: Sequence[Callable[..., Any]], lang: str) -> None:
@@ -410,5 +468,5 @@ def render_sources(sources: Sequence[Callable[..., Any]], lang: str) -> None:
     tabs = st.tabs([source_name(fn) for fn in sources])
     for tab, fn in zip(tabs, sources, strict=True):
         with tab:
-            st.code(inspect.getsource(fn), language="python", height=360)
+            st.code(source_text(fn), language="python", height=360)
     st.caption(t("explain.source_note", lang))

@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-from .frame import Page, widget_key
+from .frame import Page
 from .views.lab import STORE, committed, gaps, live_config, shown_results
 
 _RUN_LOCK = threading.Lock()
@@ -26,7 +26,7 @@ _SWITCH_TO_LIVE = "_posenc_lab_switch_to_live"
 def apply_pending(page: Page) -> None:
     r"""After a finished run, show its results: flip the *source* widget to "live" before it is drawn."""
     if st.session_state.pop(_SWITCH_TO_LIVE, False):
-        st.session_state[widget_key(page.view.page_id, "source")] = "live"
+        page.set("source", "live")
 
 
 def source_notice(page: Page) -> None:

@@ -261,7 +261,7 @@ def _arc_traces(inner: np.ndarray, outer: np.ndarray, *, colour: str, name: str,
     return {
         "type": "barpolar",
         "r": np.ones_like(inner),
-        "base": np.arange(inner.shape[0]),
+        "base": list(range(inner.shape[0])),  # a list, as plotly.py sends `base` (its validator keeps no typed array)
         "theta": np.degrees(inner) + width / 2,
         "width": width,
         "marker": {"color": colour, "line": {"width": 0}},

@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..i18n import t
+from .built import BuiltFigure
 from .heatmap import heatmap_trace
 from .style import BLUE, DIVERGING, GREEN, GREY, ORANGE, SEQUENTIAL, TEMPLATE, VERMILION, figure
 
@@ -153,8 +154,7 @@ def clocks(
         "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "xanchor": "left"},
         "margin": {"l": 8, "r": 8, "t": 80, "b": 64},
     }
-    # built as one dict, like style.figure, so plotly validates once (frames included)
-    return go.Figure({"data": [circles, start, *hands], "layout": layout, "frames": frames})
+    return BuiltFigure({"data": [circles, start, *hands], "layout": layout, "frames": frames})
 
 
 # --- relative scores ---------------------------------------------------------------------------------------------

@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 
 import plotly.graph_objects as go
+from plotly.colors import get_colorscale
 
 from ..i18n import t
+from .built import BuiltFigure
 
 BLUE, ORANGE, GREEN, VERMILION = "#0072B2", "#E69F00", "#009E73", "#D55E00"
 PURPLE, SKY, YELLOW, BLACK, GREY = "#CC79A7", "#56B4E9", "#F0E442", "#000000", "#8C8C8C"
@@ -25,8 +27,10 @@ ENCODING_COLOURS = {
 SIN_COLOUR, COS_COLOUR = BLUE, ORANGE
 WALL_COLOUR = VERMILION  # where a learned table ends
 
-DIVERGING = "RdBu_r"  # blue < 0 < red, symmetric about zero (zmid=0)
-SEQUENTIAL = "Viridis"
+# Spelled out as (position, colour) stops: "RdBu_r" is a name only plotly.py knows, and figures go to plotly.js
+# unvalidated (see .built).
+DIVERGING = tuple(tuple(stop) for stop in get_colorscale("RdBu_r"))  # blue < 0 < red, symmetric about 0 (zmid=0)
+SEQUENTIAL = tuple(tuple(stop) for stop in get_colorscale("Viridis"))
 BITS = ((0.0, "#F2F2F2"), (1.0, BLUE))  # a 0 bit is pale, a 1 bit blue
 ONE_HOT = ((0.0, "#F2F2F2"), (1.0, "#262730"))  # the selected row of a one-hot is dark
 
@@ -87,12 +91,12 @@ def figure(
     r"""One figure from trace dicts, with the house template, title, axis titles (already translated) and any
     other ``layout`` keys (``xaxis={...}`` entries are merged with the axis title).
 
-    Built from a single dict on purpose: plotly validates it once (~2 ms), where the object API — ``go.Scatter``,
-    ``add_trace``, ``update_layout``, ``make_subplots`` — revalidates on every call (~10 ms a figure, on every
-    slider move).
+    Built from a single dict on purpose: the object API — ``go.Scatter``, ``add_trace``, ``update_layout``,
+    ``make_subplots`` — validates on every call (~10 ms a figure, on every slider move). The result is a
+    :class:`~.built.BuiltFigure`: nothing more is paid until a test or an export looks inside it.
     """
     for name, text in (("xaxis", x), ("yaxis", y)):
         if text is not None:
             layout[name] = {"title": {"text": text}, **layout.get(name, {})}  # type: ignore[dict-item]
     full = {"template": TEMPLATE, "title": {"text": title}, "height": height, **layout}
-    return go.Figure({"data": data, "layout": full})
+    return BuiltFigure({"data": data, "layout": full})

@@ -2,12 +2,15 @@ r"""Figure builders are pure functions: arrays in, a go.Figure out — checked w
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from posenc_ui.figures import attention, heatmap, learned, positions, sinusoidal
+from posenc_ui.figures import attention, heatmap, learned, positions, sinusoidal, style
+from posenc_ui.figures.built import BuiltFigure, typed_array, unwire
 from posenc_ui.figures.style import ENCODING_COLOURS, TEMPLATE
 from posenc_ui.state import defaults
 from posenc_ui.views import VIEWS
@@ -97,6 +100,74 @@ def test_every_figure_at_defaults_is_titled_and_translated(view, lang: str) -> N
     for name, build in view.figures.items():
         fig = build(defaults(view.params), lang)
         assert isinstance(fig, go.Figure) and fig.layout.title.text, name
+
+
+@pytest.mark.parametrize(("lang", "at"), [("zh", defaults), ("en", maximal)], ids=["zh-defaults", "en-maximum"])
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)
+def test_every_figure_survives_plotly_validation_unchanged(view, lang: str, at) -> None:
+    r"""Figures are built unvalidated (BuiltFigure): plotly's validator must accept each and change nothing.
+
+    ``go.Figure(spec)`` raises on a misspelled property, a bad enum value or a colour scale name plotly.js does
+    not know; the JSON it writes back must equal what the page sent.
+    """
+    values = at(view.params) if at is defaults else at(view)
+    for name, build in view.figures.items():
+        try:
+            fig = build(values, lang)
+        except ValueError:
+            continue
+        assert isinstance(fig, BuiltFigure), name
+        sent = json.loads(pio.to_json(fig, validate=False))
+        validated = json.loads(pio.to_json(go.Figure(unwire(fig.to_dict())), validate=False))
+        assert validated == sent, f"{view.page_id}.{name}"
+
+
+def test_built_figures_serialise_once_and_validate_when_looked_into() -> None:
+    fig = style.figure([{"type": "scatter", "x": np.arange(3.0), "y": np.ones(3)}], title="t", x="x", y="y")
+    sent = fig.to_dict()
+    assert sent is fig.to_dict()  # Streamlit asks on every rerun; the answer is kept
+    assert sent["data"][0]["x"]["dtype"] == "f8"  # arrays travel as base64, not as lists
+    assert list(fig.data[0].x) == [0.0, 1.0, 2.0] and fig.layout.xaxis.title.text == "x"  # a real go.Figure inside
+    assert fig.to_dict() is sent and json.loads(pio.to_json(fig)) == json.loads(pio.to_json(go.Figure(unwire(sent))))
+    broken = BuiltFigure({"data": [{"type": "heatmap", "z": [[1]], "colorscale": "RdBu_typo"}]})
+    assert broken.to_dict()["data"][0]["colorscale"] == "RdBu_typo"  # sending does not validate
+    with pytest.raises(ValueError, match="colorscale"):
+        broken.layout  # noqa: B018  (the first look inside validates, as the test above does for every page)
+
+
+def test_sending_a_figure_never_builds_its_plotly_tree() -> None:
+    r"""What ``st.plotly_chart`` (Streamlit 1.67) and the page frame do with a figure must stay on the cheap path."""
+    from plotly.tools import return_figure_from_figure_or_data
+
+    from posenc_ui.frame import plain_title
+
+    fig = style.figure([{"type": "heatmap", "z": np.eye(3)}], title="<b>Bold</b><br>title")
+    pio.to_json(return_figure_from_figure_or_data(fig, validate_figure=True), validate=False)
+    assert plain_title(fig) == "Bold title"
+    assert fig.__dict__["_built"] is False
+
+
+@pytest.mark.parametrize(
+    ("array", "dtype", "shape"),
+    [
+        (np.arange(5), "i1", None),  # int64 narrowed: plotly.js has no 64-bit integers
+        (np.array([0, 40_000]), "i4", None),
+        (np.array([2**40]), None, None),  # too wide for any typed array: a list
+        (np.ones((3, 4), np.float32), "f4", "3, 4"),
+        (np.array(["a", "b"]), None, None),
+        (np.zeros(0), None, None),
+    ],
+)
+def test_typed_arrays_match_plotly_and_come_back(array: np.ndarray, dtype: str | None, shape: str | None) -> None:
+    from _plotly_utils.utils import to_typed_array_spec  # plotly.py's own encoder, the reference
+
+    spec = typed_array(array)
+    if dtype is None:
+        assert spec == array.tolist()
+    else:
+        assert spec["dtype"] == dtype and spec.get("shape") == shape
+        assert spec == to_typed_array_spec(array)
+        assert np.array_equal(unwire(spec), array)
 
 
 @pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)

@@ -127,6 +127,20 @@ def test_embed_mode_has_no_sidebar_text_or_explanations(open_page, script: str) 
 
 
 @pytest.mark.parametrize("script", PAGE_SCRIPTS)
+def test_download_panel_offers_every_figure_drawn_in_every_format(open_page, script: str) -> None:
+    at = open_page(script, lang="zh")
+    page_id = next(p.id for p in PAGES if p.script == script)
+    choose = at.selectbox(key=f"export.{page_id}.figure")
+    assert len(choose.options) == len(at.get("plotly_chart"))
+    assert all(option and "<" not in option for option in choose.options)  # plain titles, no plotly markup
+    choose.select_index(len(choose.options) - 1).run()
+    at.button_group(key=f"export.{page_id}.format").set_value("svg").run()
+    assert_clean(at)
+    (button,) = at.download_button
+    assert button.label == t("export.download", "zh", format=t("export.svg", "zh"))
+
+
+@pytest.mark.parametrize("script", PAGE_SCRIPTS)
 def test_each_page_has_two_figures_formula_source_and_passing_checks(open_page, script: str) -> None:
     at = open_page(script, lang="en")
     assert len(at.get("plotly_chart")) >= 2

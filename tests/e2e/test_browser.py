@@ -87,10 +87,17 @@ def test_language_switch_and_navigation_keep_state(page: Page, app_url: str) -> 
 
 @pytest.mark.parametrize(("fmt", "signature"), [("html", b"<"), ("png", b"\x89PNG"), ("svg", b"<svg")])
 def test_downloads_are_valid_files(page: Page, app_url: str, fmt: str, signature: bytes) -> None:
+    r"""The page's download panel: pick the format, press its one button, get a real file of that format."""
     goto(page, f"{app_url}/Why_position?lang=zh", charts=MIN_CHARTS)
-    button = page.locator("[data-testid=stDownloadButton]").filter(has_text=t(f"export.{fmt}", "zh")).first
+    panel = page.locator("[data-testid=stExpander]").filter(has_text=t("export.title", "zh"))
+    panel.get_by_text(t("export.title", "zh")).click()
+    label = t(f"export.{fmt}", "zh")
+    panel.locator("[data-testid=stButtonGroup] button").filter(has_text=label).click()
+    button = panel.locator("[data-testid=stDownloadButton]").filter(has_text=t("export.download", "zh", format=label))
+    expect(button).to_be_visible()
     with page.expect_download(timeout=60_000) as info:
         button.click()
+    assert info.value.suggested_filename == f"posenc-why-attention_a-zh.{fmt}"  # the first figure, by default
     data = open(info.value.path(), "rb").read()
     assert data.lstrip().startswith(signature)
     if fmt == "html":
