@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import gc
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -141,7 +142,7 @@ class Page:
         if isinstance(param.options[0], int | float):
             return lambda v: f"{v:,.0f}"
         prefix = param.labels or f"{self.view.page_id}.{param.name}"
-        return lambda v: self.t(f"{prefix}.{v}")
+        return {v: self.t(f"{prefix}.{v}") for v in param.options}.__getitem__  # no closure over the page
 
     # --- figures and checks ---------------------------------------------------------------------------------
 
@@ -187,13 +188,14 @@ class Page:
         key = f"export.{self.view.page_id}"
         with st.expander(self.t("export.title"), icon=":material/download:"):
             left, right = st.columns([3, 2], vertical_alignment="bottom")
-            name = left.selectbox(
-                self.t("export.figure"), names, format_func=lambda n: plain_title(self._drawn[n]), key=f"{key}.figure"
-            )
+            # Labels are plain dicts' lookups: Streamlit keeps each widget's format_func for the whole session, and a
+            # closure over the page would keep every figure of every page the student has opened.
+            titles = {n: plain_title(self._drawn[n]) for n in names}
+            name = left.selectbox(self.t("export.figure"), names, format_func=titles.__getitem__, key=f"{key}.figure")
             fmt = right.segmented_control(
                 self.t("export.format"),
                 export.FORMATS,
-                format_func=lambda f: self.t(f"export.{f}"),
+                format_func={f: self.t(f"export.{f}") for f in export.FORMATS}.__getitem__,
                 default=export.FORMATS[0],
                 required=True,
                 key=f"{key}.format",
@@ -271,8 +273,26 @@ class Page:
 # --- start: language, seeding, navigation ----------------------------------------------------------------------
 
 
+_heap_frozen = False
+
+
+def freeze_heap() -> None:
+    r"""Once per server process, after the first page's imports: hand everything alive to the GC's permanent generation.
+
+    Modules, plotly's validators and Streamlit's runtime (some 150 000 objects that live as long as the server)
+    would otherwise be traversed by every full collection: 130–220 ms each under classroom load, every session
+    waiting on the GIL meanwhile (``bench/load.py``; the README's classroom section has the figures).
+    """
+    global _heap_frozen
+    if not _heap_frozen:
+        _heap_frozen = True
+        gc.collect()
+        gc.freeze()
+
+
 def start(view: View) -> Page:
     r"""Configure the page, resolve the language, seed the widgets from the URL, draw header and navigation."""
+    freeze_heap()
     embedded = bool(st.context.is_embedded)
     lang = resolve_lang()
     title = t(f"page.{view.page_id}.title", lang) if view.page_id in catalog.BY_ID else t("home.title", lang)

@@ -16,6 +16,7 @@ built (see :func:`posenc_ui.views.base.uses`); the dict returned by ``to_dict()`
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import numpy as np
@@ -104,6 +105,12 @@ class BuiltFigure(go.Figure):
 
     def to_dict(self) -> dict:
         return self._wire
+
+    def approx_bytes(self) -> int:
+        r"""What keeping this figure costs (its wire dict): the figure caches are bounded in bytes."""
+        if self.__dict__.get("_bytes") is None:  # its JSON text, doubled for the Python objects around it: fast, close
+            object.__setattr__(self, "_bytes", 2 * len(json.dumps(self._wire, separators=(",", ":"))))
+        return self._bytes
 
     def __getattr__(self, name: str) -> Any:
         # Reached only for a name the instance does not have yet: everything of go.Figure but to_dict.

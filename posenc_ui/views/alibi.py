@@ -8,8 +8,6 @@ threshold, and — checked live — that the key-only form :math:`m_h j` of BLOO
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import plotly.graph_objects as go
 
@@ -26,6 +24,7 @@ from posenc_core.bias_analysis import (
 from ..figures import alibi as figs
 from ..figures import heatmap
 from ..i18n import t
+from ..memo import memo
 from ..state import BoolParam, IntListParam, IntParam
 from .base import Check, Explain, Values, View, uses
 
@@ -52,12 +51,12 @@ def _sample(length: int, panels: int) -> np.ndarray:
     return np.arange(0, length, stride)
 
 
-@functools.lru_cache(maxsize=16)
+@memo
 def _bias(n_heads: int, heads: tuple[int, ...], length: int, causal: bool) -> np.ndarray:
     return alibi_bias(n_heads, length, causal=causal, heads=list(heads))  # (shown, L, L)
 
 
-@functools.lru_cache(maxsize=16)
+@memo
 def _weights(n_heads: int, heads: tuple[int, ...], length: int, causal: bool, seed: int) -> np.ndarray:
     r"""(1 + shown, L, L): softmax of one fixed random logit matrix, without a bias, then with each head's bias."""
     logits = random_logits(length, seed=seed)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import plotly.graph_objects as go
 
+from ..memo import memo
 from ..state import Param
 
 Values = Mapping[str, Any]
@@ -22,16 +23,16 @@ FigureFn = Callable[[Values, str], go.Figure]
 R = TypeVar("R")
 
 
-def uses(*names: str, maxsize: int = 32) -> Callable[[Callable[..., R]], Callable[..., R]]:
+def uses(*names: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
     r"""Cache a recipe ``fn(values, *rest)`` on the parameters it reads, so moving any other slider reuses it.
 
     The recipe sees only ``names`` (reading anything else is a ``KeyError``, which the tests would catch), and
-    its result — a figure or a check — is shared by every session asking for the same values. Results are never
-    mutated after they are built.
+    its result — a figure or a check — is shared by every session asking for the same values, within the app's
+    one memory budget (:mod:`posenc_ui.memo`). Results are never mutated after they are built.
     """
 
     def decorate(fn: Callable[..., R]) -> Callable[..., R]:
-        @functools.lru_cache(maxsize=maxsize)
+        @memo
         def cached(key: tuple[Any, ...], *rest: Any) -> R:
             return fn(dict(zip(names, key, strict=True)), *rest)
 

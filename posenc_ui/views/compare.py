@@ -4,7 +4,6 @@ Toeplitz?), does it extrapolate (the extrapolation lab's committed run), what it
 
 from __future__ import annotations
 
-import functools
 import json
 
 import numpy as np
@@ -23,6 +22,7 @@ from ..figures import compare as figs
 from ..figures import heatmap
 from ..figures.style import ENCODING_COLOURS, GREY, SKY
 from ..i18n import t
+from ..memo import memo
 from ..state import IntParam
 from .base import Check, Explain, Values, View, uses
 
@@ -47,17 +47,17 @@ def label(encoding: str, lang: str) -> str:
     return t("compare.enc_shaw", lang) if encoding == "shaw" else t(f"enc.{encoding}", lang)
 
 
-@functools.lru_cache(maxsize=8)
+@memo
 def _matrices(length: int) -> dict[str, np.ndarray]:
     return {encoding: position_score_matrix(encoding, length) for encoding in COMPARED}
 
 
-@functools.lru_cache(maxsize=8)
+@memo
 def _residuals(length: int) -> dict[str, float]:
     return {encoding: toeplitz_residual(matrix) for encoding, matrix in _matrices(length).items()}
 
 
-@functools.lru_cache(maxsize=1)
+@memo
 def lab_excess(path: str = str(LAB_RESULTS)) -> tuple[dict[str, ExtrapolationExcess], int]:
     r"""Each lab encoding's mean excess loss inside / beyond the training length, and that length.
 

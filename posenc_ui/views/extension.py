@@ -8,7 +8,6 @@ each method applies, the arcs of angles each pair reaches at a target length, an
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import NamedTuple
 
@@ -36,6 +35,7 @@ from posenc_core.extension_analysis import (
 
 from ..figures import extension as figs
 from ..i18n import t
+from ..memo import memo
 from ..presets import (
     PRESET_IDS,
     ConfigTextParam,
@@ -111,7 +111,7 @@ def _method_config(model: str, method: str, factor: int, beta_fast: int, beta_sl
     return plain | {"rope_scaling": scaling}
 
 
-@functools.lru_cache(maxsize=64)
+@memo
 def _extension(model: str, method: str, factor: int, stretch: int, beta_fast: int, beta_slow: int) -> Extension:
     config = load_presets()[model].config()
     length = training_length(config)
@@ -191,7 +191,7 @@ def regimes_figure(v: Values, lang: str) -> go.Figure:
     return figs.regimes(turns, regime, beta_fast=v["beta_fast"], beta_slow=v["beta_slow"], title=title, lang=lang)
 
 
-@functools.lru_cache(maxsize=32)
+@memo
 def _ramp(model: str, beta_fast: int, beta_slow: int):
     config = load_presets()[model].config()
     plain = rope_frequencies_from_config(without_scaling(config)).inv_freq
@@ -216,7 +216,7 @@ def ramp_figure(v: Values, lang: str) -> go.Figure:
 # --- temperature --------------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=16)
+@memo
 def _temperature(length: int):
     deepseek = load_presets()["deepseek_v3"].config()["rope_scaling"]
     return temperature_curves(
@@ -256,7 +256,7 @@ def ood_figure(v: Values, lang: str) -> go.Figure:
 # --- real models, and a pasted config.json ------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
+@memo
 def _published() -> tuple[dict[str, np.ndarray], dict[str, int]]:
     curves, lengths = {}, {}
     for preset in load_presets().values():
@@ -274,7 +274,7 @@ def models_figure(v: Values, lang: str) -> go.Figure:
     return figs.model_wavelengths(curves, lengths, lang=lang)
 
 
-@functools.lru_cache(maxsize=16)
+@memo
 def _pasted(text: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
     config = parse_config_text(text)
     length = training_length(config)

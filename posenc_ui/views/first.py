@@ -8,8 +8,6 @@ Sinusoids (page 3) are the smooth, bounded, unlimited version of the binary odom
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import plotly.graph_objects as go
 
@@ -22,6 +20,7 @@ from posenc_core import (
 )
 
 from ..figures import positions as figs
+from ..memo import memo
 from ..state import BoolParam, IntParam
 from .base import Check, Explain, Values, View, uses
 
@@ -35,12 +34,12 @@ PARAMS = (
 )
 
 
-@functools.lru_cache(maxsize=32)
+@memo
 def _binary(length: int, bits: int, wrap: bool) -> np.ndarray:
     return binary_positions(length, bits, wrap=wrap)  # (L, bits); refuses L > 2^bits unless wrap
 
 
-@functools.lru_cache(maxsize=32)
+@memo
 def _neighbours(length: int, bits: int, wrap: bool) -> tuple[np.ndarray, np.ndarray]:
     r"""Distances between neighbouring positions: binary code, and a sinusoidal code of the same (even) width."""
     width = max(2, bits + bits % 2)

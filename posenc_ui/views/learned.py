@@ -8,8 +8,6 @@ Sinusoids, computed from a formula, simply keep going. Last, syllabus 001's ques
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import plotly.graph_objects as go
 
@@ -26,6 +24,7 @@ from ..figures import heatmap
 from ..figures import learned as figs
 from ..figures import sinusoidal as sin_figs
 from ..i18n import t
+from ..memo import memo
 from ..state import IntParam
 from .base import Check, Explain, Values, View, uses
 
@@ -50,7 +49,7 @@ PARAMS = (
 )
 
 
-@functools.lru_cache(maxsize=16)
+@memo
 def _table(max_length: int, dim: int) -> np.ndarray:
     return learned_table(max_length, dim, seed=0)  # (max_length, d), N(0, 0.02²) as BERT initialises
 
@@ -83,7 +82,7 @@ def extrapolation_figure(v: Values, lang: str) -> go.Figure:
     return figs.extrapolation(learned, sines, v["max_length"], v["position"], columns, lang=lang)
 
 
-@functools.lru_cache(maxsize=64)
+@memo
 def _embedding_sum(token: int, pos: int, segment: int, width: int) -> EmbeddingSum:
     r"""Both sides of the identity for one token, with three freshly initialised tables (seeds 1, 2, 3)."""
     tables = [learned_table(n, width, seed=s) for s, n in enumerate((VOCAB, POSITIONS, SEGMENTS), start=1)]

@@ -8,8 +8,6 @@ position-only term :math:`p_m W_Q W_K^\top p_n^\top` of additive sinusoids (syll
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import plotly.graph_objects as go
 
@@ -27,6 +25,7 @@ from posenc_core.bias_analysis import diagonal_spread, position_cross_scores, t5
 
 from ..figures import heatmap
 from ..figures import relative as figs
+from ..memo import memo
 from ..state import ChoiceParam, IntParam
 from .base import Check, Explain, Values, View, uses
 
@@ -55,13 +54,13 @@ def _positions(query_length: int, key_length: int) -> tuple[np.ndarray, np.ndarr
     return np.arange(key_length - query_length, key_length), np.arange(key_length)
 
 
-@functools.lru_cache(maxsize=64)
+@memo
 def _shaw_weights(max_relative: int) -> np.ndarray:
     r"""One freshly initialised scalar :math:`R_r` per clipped offset r = −k … k (seed 0, N(0, 0.02²))."""
     return learned_table(2 * max_relative + 1, 1, seed=0)[:, 0]
 
 
-@functools.lru_cache(maxsize=64)
+@memo
 def _shaw_bias(query_length: int, key_length: int, max_relative: int) -> np.ndarray:
     return shaw_relative_bias(_shaw_weights(max_relative), query_length, key_length, max_relative=max_relative)
 
@@ -99,7 +98,7 @@ def t5_buckets_figure(v: Values, lang: str) -> go.Figure:
     )
 
 
-@functools.lru_cache(maxsize=16)
+@memo
 def _t5_matrix(length: int, direction: str, num_buckets: int, max_distance: int) -> np.ndarray:
     return t5_bucket_matrix(length, bidirectional=direction == "bidirectional", num_buckets=num_buckets,
                             max_distance=max_distance)  # fmt: skip
@@ -113,7 +112,7 @@ def t5_matrix_figure(v: Values, lang: str) -> go.Figure:
     return figs.bucket_matrix(matrix[np.ix_(shown, shown)], shown, mode=v["direction"], lang=lang)
 
 
-@functools.lru_cache(maxsize=16)
+@memo
 def _cross(projection: str, length: int, d_model: int, seed: int) -> np.ndarray:
     r""":math:`p_m W_Q W_K^\top p_n^\top` for sinusoids, with random projections or :math:`W_Q = W_K = I`."""
     if projection == "identity":

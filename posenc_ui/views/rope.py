@@ -39,6 +39,7 @@ from posenc_core.rope_analysis import (
 
 from ..figures import rope as figs
 from ..i18n import t
+from ..memo import memo
 from ..state import BoolParam, ChoiceParam, IntListParam, IntParam
 from .base import Check, Explain, Values, View, uses
 
@@ -96,12 +97,12 @@ PARAMS = (
 # --- cached core calls -------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=32)
+@memo
 def _inv_freq(dim: int, base: float) -> np.ndarray:
     return rope_inv_freq(dim, base=base)  # (d/2,)
 
 
-@functools.lru_cache(maxsize=32)
+@memo
 def _qk(dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     r"""A query and a key, N(0, I) in d dimensions, seeded (a stand-in for W_Q x and W_K x)."""
     q, k = np.random.default_rng([seed, dim]).standard_normal((2, dim))
@@ -170,7 +171,7 @@ def window_figure(v: Values, lang: str) -> go.Figure:
     return figs.score_window(scores, queries.astype(int), keys.astype(int), v["m"], v["n"], lang=lang)
 
 
-@functools.lru_cache(maxsize=32)
+@memo
 def _relative(dim: int, base: float, m: int, n: int, seed: int) -> dict[str, Any]:
     r"""The curve :math:`q_0 \cdot k_r`, random (m′, n′) scored directly, and the chosen :math:`q_m \cdot k_n`."""
     inv_freq, (q, k) = _inv_freq(dim, base), _qk(dim, seed)
@@ -238,7 +239,7 @@ def check_permutation(v: Values) -> Check:
     return Check("rope.check_permutation", float(np.max(np.abs(interleaved[:, perm] - half))), tolerance=1e-12)
 
 
-@functools.lru_cache(maxsize=32)
+@memo
 def _mismatch(dim: int, base: float, seed: int, trained: str, lookback: int) -> dict[str, Any]:
     r"""A head trained with pairing ``trained`` to look ``lookback`` tokens back, run with each pairing.
 
@@ -323,7 +324,7 @@ def decay_figure(v: Values, lang: str) -> go.Figure:
     return figs.decay(r, rope_decay_bound(r, inv_freq), rope_decay_all_ones(r, inv_freq), marks, lang=lang)
 
 
-@functools.lru_cache(maxsize=32)
+@memo
 def _random(dim: int, base: float, seed: int, same_vector: bool) -> tuple[np.ndarray, np.ndarray]:
     inv_freq = _inv_freq(dim, base)
     return rope_decay_random(_distances(), inv_freq, n_samples=RANDOM_SAMPLES, seed=seed, same_vector=same_vector)
@@ -389,7 +390,7 @@ def toy_figure(v: Values, lang: str) -> go.Figure:
     return figs.toy_clock(angles, (0, TOY_REPEAT), lang=lang)
 
 
-@functools.lru_cache(maxsize=64)
+@memo
 def _repeats(dim: int, base: float, tolerance: int) -> tuple[int | None, ...]:
     pairs = _inv_freq(dim, base)[:REPEAT_PAIRS]
     return rope_near_repeats(pairs, tolerance=math.radians(tolerance), max_distance=REPEAT_REACH)

@@ -7,8 +7,6 @@ frequencies, and the two column layouts in use.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import plotly.graph_objects as go
 
@@ -23,6 +21,7 @@ from posenc_core import (
 from ..figures import heatmap
 from ..figures import sinusoidal as figs
 from ..i18n import t
+from ..memo import memo
 from ..state import ChoiceParam, IntListParam, IntParam
 from .base import Check, Explain, Values, View, uses
 
@@ -41,7 +40,7 @@ PARAMS = (
 )
 
 
-@functools.lru_cache(maxsize=4)  # up to 32 MB each at 4096 × 1024
+@memo
 def _table(length: int, dim: int, base: float, layout: str = "interleaved") -> np.ndarray:
     return sinusoidal(length, dim, base=base, layout=layout)  # (L, d)
 

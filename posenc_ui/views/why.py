@@ -7,8 +7,6 @@ instead of "公司收购了竞争对手" and every output row is the same as bef
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import plotly.graph_objects as go
 
@@ -21,6 +19,7 @@ from posenc_core import (
 )
 
 from ..figures import attention as figs
+from ..memo import memo
 from ..state import ChoiceParam, IntParam
 from .base import Check, Explain, Values, View, uses
 
@@ -39,7 +38,7 @@ PARAMS = (
 )
 
 
-@functools.lru_cache(maxsize=64)
+@memo
 def _layer(pair: str, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
     r"""Embeddings of sentence A, the permutation to B, and the head's (w_q, w_k, w_v)."""
     tokens, perm = SENTENCES[pair]
@@ -47,7 +46,7 @@ def _layer(pair: str, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray, tupl
     return x, np.asarray(perm), projection_weights(dim, dim, seed=seed)
 
 
-@functools.lru_cache(maxsize=64)
+@memo
 def _residual(pair: str, dim: int, seed: int, encoding: str) -> float:
     x, perm, (w_q, w_k, w_v) = _layer(pair, dim, seed)
     return permutation_equivariance_residual(x, perm, w_q=w_q, w_k=w_k, w_v=w_v, encoding=encoding, seed=seed)
@@ -59,7 +58,7 @@ def tokens_of(pair: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tokens, tuple(tokens[i] for i in perm)
 
 
-@functools.lru_cache(maxsize=64)
+@memo
 def _weights(pair: str, dim: int, seed: int, encoding: str) -> tuple[np.ndarray, np.ndarray]:
     r"""Attention weights (L, L) of sentence A and of its reordering B, each in its own token order."""
     x, perm, (w_q, w_k, w_v) = _layer(pair, dim, seed)

@@ -2,10 +2,12 @@ r"""Every page in both languages under AppTest: runs clean, sliders at their ext
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from posenc_ui import catalog
-from posenc_ui.frame import LANG_WIDGET
+from posenc_ui.frame import LANG_WIDGET, Page
 from posenc_ui.i18n import t
 from posenc_ui.views import VIEWS
 
@@ -138,6 +140,24 @@ def test_download_panel_offers_every_figure_drawn_in_every_format(open_page, scr
     assert_clean(at)
     (button,) = at.download_button
     assert button.label == t("export.download", "zh", format=t("export.svg", "zh"))
+
+
+def test_the_first_page_freezes_the_long_lived_heap(open_page) -> None:
+    open_page("pages/1_Why_position.py", lang="en")
+    assert gc.get_freeze_count() > 10_000  # modules, validators, the runtime: out of every full collection
+
+
+def test_a_page_left_behind_keeps_nothing_of_itself_alive(open_page) -> None:
+    r"""Streamlit keeps every widget's ``format_func`` for the whole session: none may hold the page (its figures).
+
+    A closure over the page once kept every figure of every page a student had opened, for each student.
+    """
+    at = open_page("pages/6_RoPE.py", lang="en")
+    at.switch_page("pages/1_Why_position.py")
+    at.run()
+    assert_clean(at)
+    gc.collect()
+    assert not [obj for obj in gc.get_objects() if type(obj) is Page and obj.view.page_id == "rope"]
 
 
 @pytest.mark.parametrize("script", PAGE_SCRIPTS)
