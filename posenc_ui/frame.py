@@ -263,7 +263,7 @@ class Page:
         upcoming = catalog.next_page(self.view.page_id) if self.info else None
         if upcoming is not None:
             st.page_link(
-                upcoming.script,
+                streamlit_page(upcoming.script),
                 label=self.t("nav.next", title=self.t(f"page.{upcoming.id}.title")),
                 icon=":material/arrow_forward:",
                 query_params=link_params(upcoming, self.lang),
@@ -390,16 +390,30 @@ def link_params(page: PageInfo, lang: str) -> dict[str, str]:
     return {"lang": lang, **st.session_state.get(MEMORY, {}).get(page.id, {})}
 
 
+@functools.cache
+def streamlit_page(script: str) -> st.Page:
+    r"""The ``st.Page`` of a script, made once per process (the first time a page draws its links).
+
+    ``st.page_link("pages/x.py")`` resolves the path on the disk again for every link on every rerun, a dozen
+    ``realpath`` calls whose system calls each hand the GIL over under load; a ``Page`` object carries its hash.
+    The home script is the default page (URL ``/``), as Streamlit registers it.
+    """
+    return st.Page(script, default=script == catalog.HOME_SCRIPT)
+
+
 def navigation(lang: str) -> None:
     r"""The translated reading path in the sidebar; pages not built yet are listed as "coming soon"."""
     with st.sidebar:
         st.page_link(
-            catalog.HOME_SCRIPT, label=t("nav.home", lang), icon=":material/home:", query_params={"lang": lang}
+            streamlit_page(catalog.HOME_SCRIPT),
+            label=t("nav.home", lang),
+            icon=":material/home:",
+            query_params={"lang": lang},
         )
         for page in catalog.PAGES:
             label = f"{page.number}. {t(f'page.{page.id}.title', lang)}"
             if page.built:
-                st.page_link(page.script, label=label, query_params=link_params(page, lang))
+                st.page_link(streamlit_page(page.script), label=label, query_params=link_params(page, lang))
             else:
                 st.caption(f"{label} · {t('nav.soon', lang)}")
 
@@ -423,7 +437,7 @@ def page_card(info: PageInfo, lang: str) -> None:
     if preview is not None:
         st.image(str(preview), width="stretch")
     if info.built:
-        st.page_link(info.script, label=t("home.open", lang), icon=":material/arrow_forward:",
+        st.page_link(streamlit_page(info.script), label=t("home.open", lang), icon=":material/arrow_forward:",
                      query_params=link_params(info, lang))  # fmt: skip
     else:
         st.badge(t("nav.soon", lang), icon=":material/schedule:", color="gray")
