@@ -106,6 +106,9 @@ class Page:
 
     def controls(self, *names: str, columns: int | None = None) -> None:
         r"""The widgets of ``names``, side by side (columns stack on a phone)."""
+        if len(names) == 1 and columns is None:  # full width either way; columns would cost two more elements
+            self._widget(self.view.param(names[0]))
+            return
         cols = st.columns(columns or len(names))
         for i, name in enumerate(names):
             with cols[i % len(cols)]:
