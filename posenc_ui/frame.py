@@ -190,7 +190,7 @@ class Page:
             return
         key = f"export.{self.view.page_id}"
         with st.expander(self.t("export.title"), icon=":material/download:"):
-            left, right = st.columns([3, 2], vertical_alignment="bottom")
+            left, right = st.columns([3, 2])
             # Labels are plain dicts' lookups: Streamlit keeps each widget's format_func for the whole session, and a
             # closure over the page would keep every figure of every page the student has opened.
             titles = {n: plain_title(self._drawn[n]) for n in names}
