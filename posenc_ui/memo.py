@@ -1,11 +1,12 @@
-r"""One memory budget for everything the app remembers between reruns, shared by every session.
+r"""A bounded memory for everything the app remembers between reruns, shared by every session.
 
 Each page caches what it computed (a table, a score matrix, a finished figure) so that moving another slider, or
 another student asking for the same settings, costs nothing. Per-function ``lru_cache(maxsize=…)`` bounds only the
 *number* of entries: sixteen ALiBi weight tensors at L = 1024 are 640 MB, sixteen sinusoid heatmaps a few MB. Here
-every cached result is measured (:func:`approx_bytes`) and all of them share one least-recently-used order, so the
-process holds at most :data:`BUDGET_BYTES` of results whatever the students do, and the entries that go first are
-the ones nobody has looked at for longest, on any page.
+every cached result is measured (:func:`approx_bytes`) and kept in one of two pools, each one least-recently-used
+order across every page and bounded in bytes: :data:`RESULTS` for what pages show (figures, checks) and
+:data:`SCRATCH` for what those are built from. With one pool, under 50 students the big intermediates pushed out
+thousands of finished figures that students came back to (``bench/load.py``: a third more misses in round 2).
 
     @memo
     def _bias(n_heads: int, length: int) -> np.ndarray: ...
@@ -28,10 +29,9 @@ import numpy as np
 P = ParamSpec("P")
 R = TypeVar("R")
 
-#: What the process may keep of computed results (the server's baseline, Python + Streamlit + plotly, is ~250 MB).
-BUDGET_BYTES = 192 * 2**20
-#: A single result larger than this is returned but not kept (it would push out everything else).
-LARGEST_BYTES = BUDGET_BYTES // 4
+#: What the process may keep of computed results, in two pools (the server's own baseline is ~250 MB).
+RESULTS_BYTES = 160 * 2**20
+SCRATCH_BYTES = 64 * 2**20
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -64,7 +64,7 @@ class Budget:
 
     def __init__(self, max_bytes: int, *, largest: int | None = None) -> None:
         self.max_bytes = max_bytes
-        self.largest = max_bytes // 4 if largest is None else largest
+        self.largest = max_bytes if largest is None else largest
         self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._lock = threading.Lock()
         self.bytes = 0
@@ -85,12 +85,12 @@ class Budget:
 
     def put(self, key: Hashable, value: Any) -> None:
         size = approx_bytes(value)
-        if size > self.largest:
-            return
         with self._lock:
             old = self._entries.pop(key, None)
             if old is not None:
                 self.bytes -= old[1]
+            if size > self.largest:
+                return
             self._entries[key] = (value, size)
             self.bytes += size
             while self.bytes > self.max_bytes and self._entries:
@@ -104,19 +104,31 @@ class Budget:
             self.bytes = 0
 
 
-BUDGET = Budget(BUDGET_BYTES, largest=LARGEST_BYTES)
+#: What a page shows: finished figures and checks (screen-sized, the expensive composite of everything below).
+RESULTS = Budget(RESULTS_BYTES, largest=RESULTS_BYTES // 16)
+#: What they are built from: full tables, score matrices, weight tensors. Worth keeping while a page is being
+#: drawn (its figures share them) and a little longer, not for every state every student has visited: one such
+#: tensor can weigh as much as a hundred finished figures.
+SCRATCH = Budget(SCRATCH_BYTES)
 
 
-def memo(fn: Callable[P, R]) -> Callable[P, R]:
-    r"""Cache ``fn`` in the shared :data:`BUDGET` (two threads asking at once may both compute; both get a result)."""
+def memo(fn: Callable[P, R] | None = None, *, budget: Budget = SCRATCH) -> Any:
+    r"""Cache ``fn`` in ``budget`` (two threads asking at once may both compute; both get a result).
 
-    @functools.wraps(fn)
-    def cached(*args: P.args, **kwargs: P.kwargs) -> R:
-        key = (cached, args, tuple(sorted(kwargs.items())))
-        found, value = BUDGET.get(key)
-        if not found:
-            value = fn(*args, **kwargs)
-            BUDGET.put(key, value)
-        return value
+    ``@memo`` keeps intermediates in :data:`SCRATCH`; :func:`posenc_ui.views.base.uses` keeps page results in
+    :data:`RESULTS`.
+    """
 
-    return cached
+    def decorate(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def cached(*args: P.args, **kwargs: P.kwargs) -> R:
+            key = (cached, args, tuple(sorted(kwargs.items())))
+            found, value = budget.get(key)
+            if not found:
+                value = fn(*args, **kwargs)
+                budget.put(key, value)
+            return value
+
+        return cached
+
+    return decorate(fn) if fn is not None else decorate

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import plotly.graph_objects as go
 
-from ..memo import memo
+from ..memo import RESULTS, memo
 from ..state import Param
 
 Values = Mapping[str, Any]
@@ -32,7 +32,7 @@ def uses(*names: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """
 
     def decorate(fn: Callable[..., R]) -> Callable[..., R]:
-        @memo
+        @memo(budget=RESULTS)
         def cached(key: tuple[Any, ...], *rest: Any) -> R:
             return fn(dict(zip(names, key, strict=True)), *rest)
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc_ui.figures import style
-from posenc_ui.memo import BUDGET, Budget, approx_bytes, memo
+from posenc_ui.memo import RESULTS, SCRATCH, Budget, approx_bytes, memo
 
 
 def test_array_sizes_count_their_data() -> None:
@@ -66,4 +66,19 @@ def test_memo_computes_once_and_shares_the_result() -> None:
     first = square(4)
     assert square(4) is first and calls == [4]
     assert square(4, scale=2)[0] == 32 and calls == [4, 4]  # keyword arguments are part of the key
-    assert len(BUDGET) >= 2
+    assert len(SCRATCH) >= 2
+
+
+def test_page_results_and_intermediates_live_in_separate_pools() -> None:
+    r"""A big intermediate can only push out other intermediates, never the figures students come back to."""
+    pool = Budget(100_000)
+
+    @memo(budget=pool)
+    def table(n: int) -> np.ndarray:
+        return np.zeros(n)
+
+    results_before = (len(RESULTS), RESULTS.bytes)
+    table(10_000)  # 80 kB
+    table(11_000)  # 88 kB: the first one goes, from its own pool only
+    assert len(pool) == 1 and pool.evictions == 1
+    assert (len(RESULTS), RESULTS.bytes) == results_before
