@@ -301,6 +301,9 @@ def start(view: View) -> Page:
     title = t(f"page.{view.page_id}.title", lang) if view.page_id in catalog.BY_ID else t("home.title", lang)
     st.set_page_config(page_title=f"{title} · posenc", page_icon=FAVICON, layout="wide")
     problems = seed(view)
+    asked = st.query_params.get("lang")
+    if asked is not None and asked not in LANGS:  # shown once: the URL is rewritten with the language used
+        problems.insert(0, Problem("lang", asked, "invalid", lang))
     page = Page(view, lang, embedded)
     if not embedded:
         header(title, lang)

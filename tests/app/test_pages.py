@@ -114,6 +114,15 @@ def test_language_follows_browser_locale_without_lang_param(open_page, locale, e
     assert at.title[0].value == t("home.title", expected)
 
 
+@pytest.mark.parametrize("script", [None, "pages/6_RoPE.py"])
+def test_an_unknown_language_falls_back_with_a_notice(open_page, script: str | None) -> None:
+    at = open_page(script, params={"lang": "xx<b>"}, context={"locale": "zh-CN"})
+    assert_clean(at)
+    assert at.title[0].value == page_title(script, "zh")  # the browser's language, as with no lang at all
+    assert any("lang=xx<b>" in box.value for box in at.warning)  # named, as code: never rendered as markup
+    assert at.query_params["lang"] == "zh"
+
+
 def test_lang_param_beats_browser_locale(open_page) -> None:
     at = open_page(None, lang="en", context={"locale": "zh-CN"})
     assert at.title[0].value == t("home.title", "en")
