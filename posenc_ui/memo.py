@@ -5,8 +5,8 @@ another student asking for the same settings, costs nothing. Per-function ``lru_
 *number* of entries: sixteen ALiBi weight tensors at L = 1024 are 640 MB, sixteen sinusoid heatmaps a few MB. Here
 every cached result is measured (:func:`approx_bytes`) and kept in one of two pools, each one least-recently-used
 order across every page and bounded in bytes: :data:`RESULTS` for what pages show (figures, checks) and
-:data:`SCRATCH` for what those are built from. With one pool, under 50 students the big intermediates pushed out
-thousands of finished figures that students came back to (``bench/load.py``: a third more misses in round 2).
+:data:`SCRATCH` for what those are built from, so that a few big intermediates (one full table can weigh as much
+as a hundred finished figures) cannot push out the figures students come back to.
 
     @memo
     def _bias(n_heads: int, length: int) -> np.ndarray: ...
