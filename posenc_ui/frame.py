@@ -150,7 +150,7 @@ class Page:
     # --- figures and checks ---------------------------------------------------------------------------------
 
     def figure(self, name: str) -> None:
-        r"""Draw figure ``name`` with its export buttons; a :class:`PosEncError` shows its message instead.
+        r"""Draw figure ``name`` (the download panel offers it); a :class:`PosEncError` shows its message instead.
 
         The core's message is already written for people (it names the argument, the value and the allowed
         range), so it is shown as is, above the last figure that could be drawn.
