@@ -32,6 +32,21 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     return np.array(_slopes(n_heads), dtype=np.float64)
 
 
+def head_slopes_and_lengths(
+    n_heads: int, heads: object, query_length: int, key_length: int | None
+) -> tuple[np.ndarray, int, int]:
+    r"""The slopes of the chosen ``heads`` (all when ``None``) and the checked lengths (keys default to queries)."""
+    slopes = alibi_slopes(n_heads)
+    if heads is not None:
+        index = as_array("heads", heads, ndim=1, integer=True)
+        if index.size == 0 or np.any((index < 0) | (index >= slopes.shape[0])):
+            raise PosEncError(f"heads must be a non-empty list of indices in 0 … {slopes.shape[0] - 1}")
+        slopes = slopes[index]
+    query_length = as_int("query_length", query_length, lo=1, hi=MAX_ELEMENTS)
+    key_length = query_length if key_length is None else as_int("key_length", key_length, lo=1, hi=MAX_ELEMENTS)
+    return slopes, query_length, key_length
+
+
 def _slopes(n: int) -> list[float]:
     if n & (n - 1) == 0:  # a power of two: start^1, start^2, …, start^n with start = 2^(−8/n)
         start = 2.0 ** (-(2.0 ** -(math.log2(n) - 3)))
@@ -53,15 +68,8 @@ def alibi_bias(
     ``heads`` (indices into 0 … H − 1) builds only those heads — a page shows a few of 128, never all of them.
     Queries are the last Lq positions.
     """
-    slopes = alibi_slopes(n_heads)
     causal = as_bool("causal", causal)
-    if heads is not None:
-        index = as_array("heads", heads, ndim=1, integer=True)
-        if index.size == 0 or np.any((index < 0) | (index >= slopes.shape[0])):
-            raise PosEncError(f"heads must be a non-empty list of indices in 0 … {slopes.shape[0] - 1}")
-        slopes = slopes[index]
-    query_length = as_int("query_length", query_length, lo=1, hi=MAX_ELEMENTS)
-    key_length = query_length if key_length is None else as_int("key_length", key_length, lo=1, hi=MAX_ELEMENTS)
+    slopes, query_length, key_length = head_slopes_and_lengths(n_heads, heads, query_length, key_length)
     check_elements("alibi_bias", (slopes.shape[0], query_length, key_length))  # before anything is allocated
     rel = relative_positions(query_length, key_length)  # j − i, (Lq, Lk)
     distance = rel.astype(np.float64)

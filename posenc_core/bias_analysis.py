@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .alibi import MAX_HEADS, alibi_slopes
+from .alibi import MAX_HEADS, head_slopes_and_lengths
 from .attention import causal_mask, softmax
 from .errors import MAX_ELEMENTS, PosEncError, as_array, as_bool, as_float, as_int, check_elements
 
@@ -151,14 +151,7 @@ def alibi_key_only_bias(
     get a *growing* bonus instead of the symmetric penalty :math:`-m_h|i - j|`. ``heads`` as in
     :func:`~posenc_core.alibi_bias`; queries are the last Lq positions, keys are 0 … Lk − 1.
     """
-    slopes = alibi_slopes(n_heads)
-    if heads is not None:
-        index = as_array("heads", heads, ndim=1, integer=True)
-        if index.size == 0 or np.any((index < 0) | (index >= slopes.shape[0])):
-            raise PosEncError(f"heads must be a non-empty list of indices in 0 … {slopes.shape[0] - 1}")
-        slopes = slopes[index]
-    query_length = as_int("query_length", query_length, lo=1, hi=MAX_ELEMENTS)
-    key_length = query_length if key_length is None else as_int("key_length", key_length, lo=1, hi=MAX_ELEMENTS)
+    slopes, query_length, key_length = head_slopes_and_lengths(n_heads, heads, query_length, key_length)
     check_elements("alibi_key_only_bias", (slopes.shape[0], query_length, key_length))
     j = np.arange(key_length, dtype=np.float64)
     masked = np.where(causal_mask(query_length, key_length), -np.inf, 0.0)  # (Lq, Lk)
