@@ -3,8 +3,9 @@ r"""A figure that costs nothing until someone looks inside it: the wire form is 
 Streamlit sends a plotly figure by asking it for ``to_dict()`` on every rerun. For a ``go.Figure`` that means
 constructing the object tree (every property of every trace and axis set and checked: 9 ms for the compare page's
 six heatmaps) on every slider move that misses the figure cache, and a deep copy with every array base64-encoded
-(2.5 ms for the same figure) on every rerun that shows it, cached or not. Built as below: 0.6 ms, once. The builders in this package already produce complete, plain dicts, so :class:`BuiltFigure` keeps
-that dict in wire form (arrays as plotly.js typed arrays, encoded once) and answers ``to_dict()`` with it.
+(2.5 ms for the same figure) on every rerun that shows it, cached or not. The builders in this package already
+produce complete, plain dicts, so :class:`BuiltFigure` keeps that dict in wire form (arrays as plotly.js typed
+arrays, encoded once: 0.6 ms for the same figure) and answers ``to_dict()`` with it.
 
 It is still a real ``go.Figure``: the first time anything else is asked of it (``fig.layout``, ``fig.data``,
 ``update_layout``…), it builds the full, validated plotly object from the same wire dict. Tests do that, and
