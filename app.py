@@ -6,9 +6,8 @@ Run with ``streamlit run app.py``; the teaching pages live in ``pages/`` (see ``
 from posenc_ui.frame import reading_path, start
 from posenc_ui.views.home import VIEW
 
-page = start(VIEW)
-page.text("intro")
-page.heading("h_path")
-reading_path(page.lang)
-page.text("about")
-page.finish()
+with start(VIEW) as page:
+    page.text("intro")
+    page.heading("h_path")
+    reading_path(page.lang)
+    page.text("about")

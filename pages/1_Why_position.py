@@ -3,20 +3,19 @@ r"""Page 1 — why position? Attention alone cannot tell "公司收购了竞争�
 from posenc_ui.frame import start
 from posenc_ui.views.why import VIEW
 
-page = start(VIEW)
-page.text("intro")
+with start(VIEW) as page:
+    page.text("intro")
 
-page.heading("h_attention")
-page.text("attention")
-page.controls("pair", "encoding")
-page.figures("attention_a", "attention_b")
-page.text("attention_read")
+    page.heading("h_attention")
+    page.text("attention")
+    page.controls("pair", "encoding")
+    page.figures("attention_a", "attention_b")
+    page.text("attention_read")
 
-page.heading("h_residuals")
-page.text("residuals")
-page.controls("dim", "seed")
-page.figure("residuals")
-page.text("takeaway")
+    page.heading("h_residuals")
+    page.text("residuals")
+    page.controls("dim", "seed")
+    page.figure("residuals")
+    page.text("takeaway")
 
-page.explain()
-page.finish()
+    page.explain()

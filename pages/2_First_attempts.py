@@ -3,26 +3,25 @@ r"""Page 2 — first attempts: the integer index, [0, 1] normalisation, binary b
 from posenc_ui.frame import start
 from posenc_ui.views.first import VIEW
 
-page = start(VIEW)
-page.text("intro")
+with start(VIEW) as page:
+    page.text("intro")
 
-page.heading("h_integer")
-page.text("integer")
-page.controls("length")
-page.figure("integer")
+    page.heading("h_integer")
+    page.text("integer")
+    page.controls("length")
+    page.figure("integer")
 
-page.heading("h_normalized")
-page.text("normalized")
-page.figure("normalized")
-page.text("errata")
+    page.heading("h_normalized")
+    page.text("normalized")
+    page.figure("normalized")
+    page.text("errata")
 
-page.heading("h_binary")
-page.text("binary")
-page.controls("bits", "wrap")
-page.figure("binary")
-page.text("jumps")
-page.figure("jumps")
-page.text("takeaway")
+    page.heading("h_binary")
+    page.text("binary")
+    page.controls("bits", "wrap")
+    page.figure("binary")
+    page.text("jumps")
+    page.figure("jumps")
+    page.text("takeaway")
 
-page.explain()
-page.finish()
+    page.explain()

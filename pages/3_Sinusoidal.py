@@ -3,35 +3,34 @@ r"""Page 3 — sinusoidal position encoding: the table, its waves, dot products,
 from posenc_ui.frame import start
 from posenc_ui.views.sinusoidal import VIEW
 
-page = start(VIEW)
-page.text("intro")
+with start(VIEW) as page:
+    page.text("intro")
 
-page.heading("h_table")
-page.controls("length", "dim", "base")
-page.figure("heatmap")
-page.text("table")
+    page.heading("h_table")
+    page.controls("length", "dim", "base")
+    page.figure("heatmap")
+    page.text("table")
 
-page.heading("h_waves")
-page.text("waves")
-page.controls("dims")
-page.figure("waves")
+    page.heading("h_waves")
+    page.text("waves")
+    page.controls("dims")
+    page.figure("waves")
 
-page.heading("h_similarity")
-page.text("similarity")
-page.figure("similarity")
+    page.heading("h_similarity")
+    page.text("similarity")
+    page.figure("similarity")
 
-page.heading("h_shift")
-page.text("shift")
-page.controls("offset")
-page.figure("shift")
+    page.heading("h_shift")
+    page.text("shift")
+    page.controls("offset")
+    page.figure("shift")
 
-page.heading("h_exponent")
-page.text("exponent")
-page.figure("exponent")
+    page.heading("h_exponent")
+    page.text("exponent")
+    page.figure("exponent")
 
-page.heading("h_layouts")
-page.text("layouts")
-page.figures("interleaved", "concat")
+    page.heading("h_layouts")
+    page.text("layouts")
+    page.figures("interleaved", "concat")
 
-page.explain()
-page.finish()
+    page.explain()

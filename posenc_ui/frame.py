@@ -2,12 +2,14 @@ r"""The frame every page calls first: page config, language, URL state, navigati
 
 A page script reads like a description of its UI::
 
-    page = start(VIEW)                      # config, language, URL → widgets, navigation, notices
-    page.text("intro")                      # markdown from the i18n catalogue (skipped when embedded)
-    page.controls("length", "dim", "base")  # widgets built from the view's Params
-    page.figure("heatmap")                  # the view's figure, its export buttons; errors keep the last good one
-    page.explain()                          # formula beside the core source, paper, live checks
-    page.finish()                           # values → URL, share / embed box, next page
+    with start(VIEW) as page:                   # config, language, URL → widgets, navigation, notices
+        page.text("intro")                      # markdown from the i18n catalogue (skipped when embedded)
+        page.controls("length", "dim", "base")  # widgets built from the view's Params
+        page.figure("heatmap")                  # the view's figure; errors keep the last good one
+        page.explain()                          # formula beside the core source, paper, live checks
+                                                # leaving: values → URL, export, share / embed box, next page
+
+The block is the page's turn (:mod:`posenc_ui.turns`): one page script runs at a time per server process.
 
 State rules (see ../shared/STREAMLIT.md): a widget is seeded once, from the URL if the URL names it (parsed,
 clamped, a notice when changed), else from what this session last had on that page, else its default; after the
@@ -22,7 +24,8 @@ import functools
 import gc
 import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlencode
 
@@ -35,6 +38,7 @@ from . import catalog, export
 from .catalog import ROOT, PageInfo
 from .i18n import DEFAULT_LANG, LANGS, lang_from_locale, t
 from .state import BoolParam, ChoiceParam, IntListParam, IntParam, Param, Problem, encode_all
+from .turns import TURNS
 from .views.base import Check, View
 
 MEMORY = "_posenc_memory"  # {page_id: {name: encoded value}}: survives page switches
@@ -255,7 +259,7 @@ class Page:
             render_sources(ex.sources, self.lang)
 
     def finish(self) -> None:
-        r"""Write the values to the URL and to the session memory; draw the share box and the next-page link."""
+        r"""Write the values to the URL and to the session memory; draw the export and share boxes, next-page link."""
         encoded = encode_all(self.view.params, self.values)
         st.session_state.setdefault(MEMORY, {})[self.view.page_id] = encoded
         write_url({"lang": self.lang, **encoded})
@@ -293,7 +297,20 @@ def freeze_heap() -> None:
         gc.freeze()
 
 
-def start(view: View) -> Page:
+@contextmanager
+def start(view: View) -> Iterator[Page]:
+    r"""The page's turn: open it (:func:`open_page`), let the block draw it, then :meth:`Page.finish` it.
+
+    An exception in the block (Streamlit stopping a run for a newer one included) skips the finish, never the
+    release of the turn.
+    """
+    with TURNS:
+        page = open_page(view)
+        yield page
+        page.finish()
+
+
+def open_page(view: View) -> Page:
     r"""Configure the page, resolve the language, seed the widgets from the URL, draw header and navigation."""
     freeze_heap()
     embedded = bool(st.context.is_embedded)

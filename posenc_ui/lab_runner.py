@@ -4,7 +4,8 @@ time estimate; the results go to the server-wide :data:`posenc_ui.views.lab.STOR
 torch is imported here, inside :func:`_train`, and nowhere else in the app: opening the lab costs nothing until the
 reader asks for a live run. Cancelling needs no code: pressing *Cancel* (or leaving the page) makes Streamlit rerun
 the script, which stops this run at its next progress update; nothing half-trained is stored. Runs are serialised
-by one lock, so a class pressing *Run* together trains one configuration at a time instead of thrashing the CPU.
+by one lock, so a class pressing *Run* together trains one configuration at a time instead of thrashing the CPU;
+while it trains (or waits to), the page gives up its turn (:mod:`posenc_ui.turns`) so other students' pages go on.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import streamlit as st
 
 from .frame import Page
+from .turns import TURNS
 from .views.lab import STORE, committed, gaps, live_config, shown_results
 
 _RUN_LOCK = threading.Lock()
@@ -83,12 +85,13 @@ def _train(page: Page, config) -> None:
 
     from posenc_core.torch_backend.lab import run_lab  # torch: only now
 
-    while not _RUN_LOCK.acquire(timeout=0.5):
-        bar.progress(0.0, text=page.t("lab.waiting"))
-    try:
-        results = run_lab(config, progress=progress)
-    finally:
-        _RUN_LOCK.release()
+    with TURNS.aside():  # minutes of torch: other students' pages go on meanwhile
+        while not _RUN_LOCK.acquire(timeout=0.5):
+            bar.progress(0.0, text=page.t("lab.waiting"))
+        try:
+            results = run_lab(config, progress=progress)
+        finally:
+            _RUN_LOCK.release()
     STORE.put(config, results)
     st.session_state[_SWITCH_TO_LIVE] = True
     st.rerun()
