@@ -17,7 +17,6 @@ built (see :func:`posenc_ui.views.base.uses`); the dict returned by ``to_dict()`
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any
 
 import numpy as np
@@ -57,21 +56,40 @@ def typed_array(array: np.ndarray) -> dict[str, str] | list:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def wire(node: Any, key: str = "") -> Any:
-    r"""A copy of a figure dict ready for plotly.js: arrays encoded, plotly objects (the template) as dicts."""
+def wire(node: Any, key: str = "", tally: list[int] | None = None) -> Any:
+    r"""A copy of a figure dict ready for plotly.js: arrays encoded, plotly objects (the template) as dicts.
+
+    ``tally``, when given, collects what the copy weighs in memory (:meth:`BuiltFigure.approx_bytes`): the encoded
+    arrays by their text, every other node by CPython's usual object sizes; the shared template counts nothing.
+    """
     if isinstance(node, dict):  # None means "not set", as plotly.py drops it
-        return {k: wire(v, k) for k, v in node.items() if v is not None}
+        if tally is not None:
+            tally.append(_DICT_BYTES + _ITEM_BYTES * len(node))
+        return {k: wire(v, k, tally) for k, v in node.items() if v is not None}
     if isinstance(node, list | tuple):
+        if tally is not None:
+            tally.append(_LIST_BYTES + _ITEM_BYTES * len(node))
         if _SCALARS.issuperset(map(type, node)):  # labels, colours, hover texts: nothing inside to convert
             return list(node)
-        return [wire(v) for v in node]
+        return [wire(v, "", tally) for v in node]
     if isinstance(node, np.ndarray):
-        return node.tolist() if key in PLAIN_KEYS else typed_array(node)
+        encoded = node.tolist() if key in PLAIN_KEYS else typed_array(node)
+        if tally is not None:
+            tally.append(_ITEM_BYTES * node.size if isinstance(encoded, list) else _typed_bytes(encoded))
+        return encoded
     if isinstance(node, np.generic):
         return node.item()
     if isinstance(node, BasePlotlyType):
         return _plotly_json(node)
     return node
+
+
+#: Rough CPython sizes (64-bit): an empty dict or list, and one more item with its value (a float, a short string).
+_DICT_BYTES, _LIST_BYTES, _ITEM_BYTES = 232, 56, 48
+
+
+def _typed_bytes(spec: dict[str, str]) -> int:
+    return _DICT_BYTES + sum(len(v) + 49 for v in spec.values())  # ASCII strings: 49 bytes + one a character
 
 
 def unwire(node: Any) -> Any:
@@ -101,16 +119,16 @@ class BuiltFigure(go.Figure):
     r"""A ``go.Figure`` whose plotly object tree is only built when something other than ``to_dict()`` asks."""
 
     def __init__(self, spec: dict) -> None:  # the base initialiser runs later, on first look inside (below)
-        object.__setattr__(self, "_wire", wire(spec))
+        tally: list[int] = []
+        object.__setattr__(self, "_wire", wire(spec, tally=tally))
+        object.__setattr__(self, "_bytes", sum(tally))
         object.__setattr__(self, "_built", False)
 
     def to_dict(self) -> dict:
         return self._wire
 
     def approx_bytes(self) -> int:
-        r"""What keeping this figure costs (its wire dict): the figure caches are bounded in bytes."""
-        if self.__dict__.get("_bytes") is None:  # its JSON text, doubled for the Python objects around it: fast, close
-            object.__setattr__(self, "_bytes", 2 * len(json.dumps(self._wire, separators=(",", ":"))))
+        r"""What keeping this figure costs (its wire dict, tallied as it was built): caches are bounded in bytes."""
         return self._bytes
 
     def __getattr__(self, name: str) -> Any:

@@ -2,6 +2,8 @@ r"""The shared result cache: bounded in bytes across every function, least recen
 
 from __future__ import annotations
 
+import pickle
+import tracemalloc
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +30,18 @@ def test_dataclasses_and_figures_are_measured_through_their_fields() -> None:
     fig = style.figure([{"type": "heatmap", "z": np.zeros((100, 100), np.float32)}], title="t")
     assert approx_bytes(fig) >= 40_000 * 4 // 3  # the base64 string that travels
     assert fig.__dict__["_built"] is False  # measuring does not build the plotly tree
+
+
+def test_a_figure_weighs_about_what_a_copy_of_it_allocates() -> None:
+    z = np.random.default_rng(0).standard_normal((300, 200)).astype(np.float32)
+    fig = style.figure([{"type": "heatmap", "z": z, "x": list(range(200))}], title="t")
+    wire = dict(fig.to_dict(), layout={k: v for k, v in fig.to_dict()["layout"].items() if k != "template"})
+    tracemalloc.start()
+    copy = pickle.loads(pickle.dumps(wire))  # every node allocated afresh (the shared template left out)
+    allocated, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert copy == wire
+    assert 0.8 * allocated <= approx_bytes(fig) <= 1.6 * allocated
 
 
 def test_least_recently_used_goes_first_and_bytes_stay_under_the_budget() -> None:
