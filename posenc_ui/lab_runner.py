@@ -83,9 +83,9 @@ def _train(page: Page, config) -> None:
         bar.progress(min(fraction, 1.0), text=page.t("lab.progress", message=message, remaining=f"{remaining:.0f}"))
         return True
 
-    from posenc_core.torch_backend.lab import run_lab  # torch: only now
+    with TURNS.aside():  # seconds to import torch, minutes to train: other students' pages go on meanwhile
+        from posenc_core.torch_backend.lab import run_lab  # torch: only now
 
-    with TURNS.aside():  # minutes of torch: other students' pages go on meanwhile
         while not _RUN_LOCK.acquire(timeout=0.5):
             bar.progress(0.0, text=page.t("lab.waiting"))
         try:

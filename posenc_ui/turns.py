@@ -31,21 +31,25 @@ class Turns:
         self._guard = threading.Lock()
         self._waiting: deque[threading.Lock] = deque()
         self._held = False
+        self._owner: int | None = None  # the thread holding the turn
 
     def acquire(self) -> None:
         with self._guard:
             if not self._held:
-                self._held = True
+                self._held, self._owner = True, threading.get_ident()
                 return
             baton = threading.Lock()
             baton.acquire()
             self._waiting.append(baton)
         baton.acquire()  # released by release(), which hands the turn to us (it never becomes free in between)
+        with self._guard:
+            self._owner = threading.get_ident()
 
     def release(self) -> None:
         with self._guard:
-            if not self._held:
-                raise RuntimeError("Turns.release() without a turn held")
+            if not self._held or self._owner != threading.get_ident():
+                raise RuntimeError("Turns.release() without a turn held by this thread")
+            self._owner = None
             if self._waiting:
                 self._waiting.popleft().release()
             else:

@@ -89,7 +89,7 @@ _DICT_BYTES, _LIST_BYTES, _ITEM_BYTES = 232, 56, 48
 
 
 def _typed_bytes(spec: dict[str, str]) -> int:
-    return _DICT_BYTES + sum(len(v) + 49 for v in spec.values())  # ASCII strings: 49 bytes + one a character
+    return _DICT_BYTES + sum(len(v) + 49 for v in spec.values())  # an ASCII str: 49 bytes, plus one a character
 
 
 def unwire(node: Any) -> Any:

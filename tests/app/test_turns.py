@@ -88,9 +88,24 @@ def test_aside_lends_the_turn_to_the_queue_and_takes_it_back_after_them() -> Non
     assert not turns._held
 
 
-def test_leaving_a_turn_never_held_is_a_clear_error() -> None:
-    with pytest.raises(RuntimeError, match="without a turn held"):
-        Turns().release()
+def test_leaving_a_turn_this_thread_does_not_hold_is_a_clear_error() -> None:
+    turns = Turns()
+    with pytest.raises(RuntimeError, match="without a turn held by this thread"):
+        turns.release()
+    errors: list[Exception] = []
+
+    def leave() -> None:
+        try:
+            turns.release()
+        except RuntimeError as err:
+            errors.append(err)
+
+    with turns:
+        other = threading.Thread(target=leave, daemon=True)
+        other.start()
+        other.join(timeout=10)
+        assert turns._held  # another thread cannot give our turn away
+    assert len(errors) == 1
 
 
 def test_a_page_that_fails_midway_gives_the_turn_back_and_the_next_run_works(monkeypatch) -> None:
