@@ -170,7 +170,8 @@ VIEW = View(
             r"c = 2^{\lfloor \log_2 H \rfloor}",
             r"\begin{aligned} m_h &= 2^{-8(h+1)/c}, & h &< c \\ m_h &= 2^{-8(2(h-c)+1)/(2c)}, & h &\ge c \end{aligned}",
             r"-m_h(i - j) = m_h\,j - m_h\,i",
-            r"\operatorname{softmax}_j(\ell - m(i - j)) = \operatorname{softmax}_j(\ell + m\,j)",
+            r"\begin{aligned} &\operatorname{softmax}_j(\ell - m(i - j)) \\ ={} &\operatorname{softmax}_j(\ell + m\,j)"
+            r"\end{aligned}",
             r"d_h = \tau / m_h",
         ),
         sources=(alibi_slopes, alibi_bias, alibi_key_only_bias, alibi_receptive_field),

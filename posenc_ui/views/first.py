@@ -95,7 +95,8 @@ VIEW = View(
     explain=Explain(
         latex=(
             r"p_{\text{int}} = p, \qquad p_{\text{norm}} = \frac{p}{L-1}",
-            r"b_k(p) = \left\lfloor p / 2^k \right\rfloor \bmod 2, \qquad k = 0 \dots \text{bits} - 1",
+            r"\begin{aligned} b_k(p) &= \left\lfloor p / 2^k \right\rfloor \bmod 2, \\ k &= 0 \dots \text{bits} - 1"
+            r"\end{aligned}",
         ),
         sources=(integer_positions, normalized_positions, binary_positions),
         paper="Kazemnejad 2019, *Transformer Architecture: The Positional Encoding* (blog); Vaswani et al. 2017, §3.5",

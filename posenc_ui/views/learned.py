@@ -129,7 +129,8 @@ VIEW = View(
     checks={"onehot": check_onehot, "wall": check_wall},
     explain=Explain(
         latex=(
-            r"x_p = E_{\text{tok}}[t_p] + E_{\text{pos}}[p] + E_{\text{seg}}[s_p], \quad p < L_{\max}",
+            r"x_p = E_{\text{tok}}[t_p] + E_{\text{pos}}[p] + E_{\text{seg}}[s_p]",
+            r"p \in \{0, \dots, L_{\max} - 1\}",
             r"x_p = \big[\mathbf 1_{t_p} \,\|\, \mathbf 1_{p} \,\|\, \mathbf 1_{s_p}\big]\, W, \quad "
             r"W = \begin{bmatrix}E_{\text{tok}}\\ E_{\text{pos}}\\ E_{\text{seg}}\end{bmatrix}",
         ),

@@ -132,9 +132,10 @@ VIEW = View(
     checks={"shift": check_shift, "exponent": check_exponent},
     explain=Explain(
         latex=(
-            r"PE_{(p,\,2i)} = \sin(p\,\omega_i), \quad PE_{(p,\,2i+1)} = \cos(p\,\omega_i)",
+            r"\begin{aligned} PE_{(p,\,2i)} &= \sin(p\,\omega_i) \\ PE_{(p,\,2i+1)} &= \cos(p\,\omega_i) \end{aligned}",
             r"\omega_i = \text{base}^{-2i/d} = e^{-\frac{2i}{d}\ln \text{base}}",
-            r"PE_{p+k} = M_k\,PE_p, \quad M_k^{(i)} = \begin{pmatrix}\cos k\omega_i & \sin k\omega_i\\"
+            r"PE_{p+k} = M_k\,PE_p",
+            r"M_k^{(i)} = \begin{pmatrix}\cos k\omega_i & \sin k\omega_i\\"
             r"-\sin k\omega_i & \cos k\omega_i\end{pmatrix}",
         ),
         sources=(sinusoidal, sinusoidal_inv_freq, sinusoidal_shift_matrix),

@@ -17,6 +17,10 @@ pytestmark = pytest.mark.e2e
 PAGES = [(page.url_path, page.id) for page in catalog.PAGES if page.built]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 MIN_CHARTS = 2
+#: Display formulas wider than their column at the current width (KaTeX clips them: the end is lost, not wrapped);
+#: a few pixels of KaTeX's own padding are not a clipped formula.
+CLIPPED_FORMULAS = """() => [...document.querySelectorAll('.katex-display')]
+    .filter(e => e.scrollWidth > e.clientWidth + 4).map(e => e.textContent.slice(0, 80))"""
 
 
 def query(page: Page) -> dict[str, str]:
@@ -34,6 +38,7 @@ def test_page_loads_without_console_errors(page: Page, app_url: str, console_err
     page.set_viewport_size({"width": 390, "height": 844})
     full_screenshot(page, f"{page_id}-{lang}-phone")
     assert not console_errors
+    assert not page.evaluate(CLIPPED_FORMULAS), "formulas wider than a phone screen are cut off"
     if lang == "zh":
         assert CJK.search(page.locator("[data-testid=stMain]").inner_text())
 
