@@ -427,8 +427,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--duration", type=float, default=600.0, help="hard bound on the whole run, seconds")
     ap.add_argument("--pages", help="comma-separated URL paths (default: every built page)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--repeat-values", action="store_true",
-                    help="every round moves the sliders to the same values (default: fresh values each round)")
+    ap.add_argument(
+        "--repeat-values",
+        action="store_true",
+        help="every round moves the sliders to the same values (default: fresh values each round)",
+    )
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--check", action="store_true", help="exit 1 unless the goals hold")
     args = ap.parse_args(argv)

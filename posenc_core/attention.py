@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .errors import MAX_ELEMENTS, PosEncError, as_array, as_bool, as_float, as_int, check_elements
+from .errors import PosEncError, as_array, as_bool, as_float, as_query_key_lengths, check_elements
 
 __all__ = ["attention", "attention_scores", "causal_mask", "relative_positions", "softmax"]
 
@@ -46,11 +46,9 @@ def relative_positions(query_length: int, key_length: int | None = None) -> np.n
     r"""The (Lq, Lk) matrix of :math:`j - i` (key minus query), with queries aligned to the last keys.
 
     Query row r sits at absolute position i = Lk − Lq + r, so for Lq = Lk this is the familiar Toeplitz matrix
-    with 0 on the diagonal, negative below it (keys in the past).
+    with 0 on the diagonal, negative below it (keys in the past). More queries than keys is an error.
     """
-    query_length = as_int("query_length", query_length, lo=1, hi=MAX_ELEMENTS)
-    key_length = query_length if key_length is None else as_int("key_length", key_length, lo=1, hi=MAX_ELEMENTS)
-    check_elements("relative_positions(query_length, key_length)", (query_length, key_length))
+    query_length, key_length = as_query_key_lengths(query_length, key_length)
     i = np.arange(query_length, dtype=np.int64) + (key_length - query_length)
     j = np.arange(key_length, dtype=np.int64)
     return j[None, :] - i[:, None]  # (Lq, Lk)

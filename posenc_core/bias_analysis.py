@@ -134,7 +134,7 @@ def alibi_slope_exponents(n_heads: int) -> np.ndarray:
 
     The first c heads are the geometric sequence of c heads (ratio :math:`2^{-8/c}`, 1/2 … 1/256 for c = 8); the
     rest are the odd-numbered terms of the 2c-head sequence, which fall between them. 12 heads: 1 … 8, then 0.5,
-    1.5, 2.5, 3.5 (Press et al. 2021, §3 and ``get_slopes``; REFERENCES.md).
+    1.5, 2.5, 3.5 (Press et al. 2021, §3 and ``get_slopes``; docs/references.md, "ALiBi").
     """
     c = alibi_closest_power_of_two(n_heads)
     h = np.arange(n_heads, dtype=np.float64)

@@ -144,6 +144,23 @@ def as_array(
     return out
 
 
+def as_query_key_lengths(query_length: object, key_length: object = None) -> tuple[int, int]:
+    r"""``(Lq, Lk)`` for queries aligned to the last keys (``key_length`` defaults to ``query_length``).
+
+    Query row r sits at position Lk − Lq + r, so more queries than keys would put the first rows at negative
+    positions, before any key: refused, naming both lengths.
+    """
+    query_length = as_int("query_length", query_length, lo=1, hi=MAX_ELEMENTS)
+    key_length = query_length if key_length is None else as_int("key_length", key_length, lo=1, hi=MAX_ELEMENTS)
+    if query_length > key_length:
+        raise PosEncError(
+            f"query_length must be at most key_length (queries are the last query_length of the key positions), "
+            f"got query_length = {query_length} > key_length = {key_length}"
+        )
+    check_elements("relative_positions(query_length, key_length)", (query_length, key_length))
+    return query_length, key_length
+
+
 def check_elements(what: str, shape: Iterable[int]) -> None:
     """Refuse a result bigger than :data:`MAX_ELEMENTS` before it is allocated."""
     count = 1

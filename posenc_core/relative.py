@@ -27,7 +27,7 @@ __all__ = ["shaw_relative_bias", "shaw_relative_index", "t5_bucket_matrix", "t5_
 def shaw_relative_index(query_length: int, key_length: int, *, max_relative: int) -> np.ndarray:
     r"""(Lq, Lk) indices :math:`\mathrm{clip}(j - i, -k, k) + k` into 2k + 1 learned embeddings (int64).
 
-    Paper: Shaw et al. 2018, arXiv:1803.02155, eq. (5)–(6). Queries are the last Lq positions.
+    Paper: Shaw et al. 2018, arXiv:1803.02155, eq. (5)–(6). Queries are the last Lq positions (Lq ≤ Lk).
     """
     k = as_int("max_relative", max_relative, lo=0, hi=MAX_ELEMENTS)
     return np.clip(relative_positions(query_length, key_length), -k, k) + k

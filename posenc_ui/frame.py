@@ -11,7 +11,7 @@ A page script reads like a description of its UI::
 
 The block is the page's turn (:mod:`posenc_ui.turns`): one page script runs at a time per server process.
 
-State rules (see ../shared/STREAMLIT.md): a widget is seeded once, from the URL if the URL names it (parsed,
+State rules (docs/streamlit.md): a widget is seeded once, from the URL if the URL names it (parsed,
 clamped, a notice when changed), else from what this session last had on that page, else its default; after the
 widgets, the values are written back to the URL. Page switches drop the query string and widget state, so each
 page's encoded values are also kept in ``st.session_state[MEMORY]`` and carried by the navigation links.

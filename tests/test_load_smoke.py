@@ -25,8 +25,15 @@ def test_load_tool_drives_a_real_server_without_errors() -> None:
     port = proc.args[proc.args.index("--server.port") + 1]
     try:
         rounds, stats = load.run_load(
-            f"http://127.0.0.1:{port}", sessions=3, moves=2, rounds=1, think=0.0, deadline=15.0, duration=25.0,
-            rss_pids=[proc.pid], pages=[page.url_path],
+            f"http://127.0.0.1:{port}",
+            sessions=3,
+            moves=2,
+            rounds=1,
+            think=0.0,
+            deadline=15.0,
+            duration=25.0,
+            rss_pids=[proc.pid],
+            pages=[page.url_path],
         )
     finally:
         stop_server(proc)

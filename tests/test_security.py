@@ -14,13 +14,13 @@ import ast
 import os
 import sys
 import tempfile
+import tomllib
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import psutil
 import pytest
-import tomllib
 from streamlit.testing.v1 import AppTest
 
 from posenc_ui import catalog

@@ -88,8 +88,16 @@ def throughput(ks: list[int], args: argparse.Namespace) -> list[dict]:
     rows = []
     for k in ks:
         with deployment(k) as (url, backends):
-            load.run_load(url, sessions=min(args.sessions, 10), moves=1, rounds=1, think=0.0, deadline=args.deadline,
-                          duration=60, pages=args.pages)  # fmt: skip  (warm-up: imports, caches of every backend)
+            load.run_load(
+                url,
+                sessions=min(args.sessions, 10),
+                moves=1,
+                rounds=1,
+                think=0.0,
+                deadline=args.deadline,
+                duration=60,
+                pages=args.pages,
+            )  # fmt: skip  (warm-up: imports, caches of every backend)
             rounds, stats = load.run_load(url, sessions=args.sessions, moves=args.moves, rounds=1, think=0.0,
                                           deadline=args.deadline, duration=args.duration,
                                           rss_pids=[p.pid for p in backends], pages=args.pages)  # fmt: skip

@@ -19,7 +19,7 @@ import torch
 
 from .. import alibi as _alibi
 from .. import rope_scaling as _rope_scaling
-from ..errors import PosEncError, as_choice, as_float, as_int, check_elements
+from ..errors import PosEncError, as_choice, as_float, as_int, as_query_key_lengths, check_elements
 from ..rope import PAIRINGS
 from ..sinusoidal import LAYOUTS
 
@@ -200,9 +200,7 @@ def attention(
 
 
 def _relative_positions(query_length: int, key_length: int | None, device: torch.device) -> torch.Tensor:
-    query_length = as_int("query_length", query_length, lo=1)
-    key_length = query_length if key_length is None else as_int("key_length", key_length, lo=1)
-    check_elements("relative_positions", (query_length, key_length))
+    query_length, key_length = as_query_key_lengths(query_length, key_length)
     i = torch.arange(query_length, device=device) + (key_length - query_length)
     j = torch.arange(key_length, device=device)
     return j[None, :] - i[:, None]  # (Lq, Lk), key minus query

@@ -11,7 +11,7 @@ It is still a real ``go.Figure``: the first time anything else is asked of it (`
 ``update_layout``…), it builds the full, validated plotly object from the same wire dict. Tests do that, and
 ``tests/app/test_figures.py`` checks that the validated figure of every page writes back exactly the dict that the
 page sends, so an invalid property cannot reach a browser unnoticed. Figures are never changed after they are
-built (see :func:`posenc_ui.views.base.uses`); the dict returned by ``to_dict()`` is shared and read-only.
+built (see :func:`posenc_ui.views.base.uses`); ``to_dict()`` hands out copies, so no caller can change one.
 """
 
 from __future__ import annotations
@@ -104,6 +104,15 @@ def unwire(node: Any) -> Any:
     return node
 
 
+def _containers_copied(node: Any) -> Any:
+    r"""``node`` with every dict and list copied and every leaf (str, number, bool, None) shared."""
+    if type(node) is dict:
+        return {k: _containers_copied(v) for k, v in node.items()}
+    if type(node) is list:
+        return [_containers_copied(v) for v in node]
+    return node
+
+
 _JSON_OF: dict[int, tuple[BasePlotlyType, dict]] = {}
 
 
@@ -125,7 +134,15 @@ class BuiltFigure(go.Figure):
         object.__setattr__(self, "_built", False)
 
     def to_dict(self) -> dict:
-        return self._wire
+        r"""The figure as plotly.js reads it: a fresh copy of the containers, so a caller may change what it gets.
+
+        Before anything looked inside, that is the wire dict (a copy of 88 nodes for the compare page costs 16 µs; the
+        encoded arrays are immutable strings and stay shared). After, the validated plotly tree is the figure, and
+        ``update_layout`` and friends show in what this returns, as for any ``go.Figure``.
+        """
+        if self.__dict__["_built"]:
+            return go.Figure.to_dict(self)
+        return _containers_copied(self._wire)
 
     def approx_bytes(self) -> int:
         r"""What keeping this figure costs (its wire dict, tallied as it was built): caches are bounded in bytes."""

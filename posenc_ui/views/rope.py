@@ -57,7 +57,7 @@ DECAY_POINTS, DECAY_REACH = 1500, 10**6
 RANDOM_SAMPLES = 128
 #: The number of standard errors a sample mean of a zero-mean score may stray from 0 and still be "0".
 NO_DECAY_Z = 5.0
-#: RoFormer §3.4.3 (Fig. 2), d = 128, base 10⁴: Su's bound at distances 0, 100, 256 (REFERENCES.md).
+#: RoFormer §3.4.3 (Fig. 2), d = 128, base 10⁴: Su's bound at distances 0, 100, 256 (docs/references.md).
 PUBLISHED_DECAY = {0: 32.5, 100: 10.23, 256: 6.54}
 PUBLISHED_DIM, PUBLISHED_BASE = 128, 10000.0
 #: Syllabus 002's example: d = 512, base 10⁴; the periods it prints, and the pairs that really exist.

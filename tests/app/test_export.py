@@ -19,7 +19,16 @@ def test_html_is_self_contained(fig: go.Figure) -> None:
     page = export.html_bytes(fig).decode()
     assert page.lower().startswith("<!doctype html") or "<html" in page[:200]
     assert '<script src="https://cdn' not in page and len(page) > 1_000_000  # plotly.js is inlined
-    assert "位置编码" in page
+    # Chinese is written as characters, not \uXXXX escapes: plotly's JSON engine is orjson (requirements.txt), set
+    # by posenc_ui.figures; the standard library's json would escape every non-ASCII character.
+    assert "位置编码" in page and "\\u4f4d" not in page
+
+
+def test_the_json_engine_is_orjson_as_declared() -> None:
+    import plotly.io as pio
+
+    assert pio.json.config.default_engine == "orjson"
+    assert '"位置"' in pio.to_json({"data": [], "layout": {"title": {"text": "位置"}}})
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ def test_defaults_show_llama2_yarn_8_as_21_25_18() -> None:
 
 
 def test_readouts_print_the_published_ntk_base() -> None:
-    assert readouts(values())["ntk_base"] == "82,685"  # d = 128, b = 10⁴, s = 8 (REFERENCES.md)
+    assert readouts(values())["ntk_base"] == "82,685"  # d = 128, b = 10⁴, s = 8 (docs/references.md)
     assert readouts(values(stretch=1))["alpha"] == "1.00"  # dynamic NTK does nothing up to L
 
 

@@ -2,7 +2,9 @@ r"""Figure builders are pure functions: arrays in, a go.Figure out — checked w
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 
 import numpy as np
 import plotly.graph_objects as go
@@ -125,14 +127,45 @@ def test_every_figure_survives_plotly_validation_unchanged(view, lang: str, at) 
 def test_built_figures_serialise_once_and_validate_when_looked_into() -> None:
     fig = style.figure([{"type": "scatter", "x": np.arange(3.0), "y": np.ones(3)}], title="t", x="x", y="y")
     sent = fig.to_dict()
-    assert sent is fig.to_dict()  # Streamlit asks on every rerun; the answer is kept
     assert sent["data"][0]["x"]["dtype"] == "f8"  # arrays travel as base64, not as lists
+    assert sent["data"][0]["x"]["bdata"] is fig.to_dict()["data"][0]["x"]["bdata"]  # encoded once, then shared
     assert list(fig.data[0].x) == [0.0, 1.0, 2.0] and fig.layout.xaxis.title.text == "x"  # a real go.Figure inside
-    assert fig.to_dict() is sent and json.loads(pio.to_json(fig)) == json.loads(pio.to_json(go.Figure(unwire(sent))))
+    assert json.loads(pio.to_json(fig)) == json.loads(pio.to_json(go.Figure(unwire(sent))))
     broken = BuiltFigure({"data": [{"type": "heatmap", "z": [[1]], "colorscale": "RdBu_typo"}]})
     assert broken.to_dict()["data"][0]["colorscale"] == "RdBu_typo"  # sending does not validate
     with pytest.raises(ValueError, match="colorscale"):
         broken.layout  # noqa: B018  (the first look inside validates, as the test above does for every page)
+
+
+def _looks(fig: go.Figure) -> dict:
+    return json.loads(pio.to_json(fig, validate=False))  # key order aside: plotly's own tree orders keys its way
+
+
+@pytest.mark.parametrize(
+    "action",
+    [repr, str, copy.copy, copy.deepcopy, lambda f: f.to_dict(), lambda f: f.to_json(), lambda f: f.to_plotly_json(),
+     lambda f: pickle.loads(pickle.dumps(f)), lambda f: f.to_dict()["layout"].update(template="...", title="changed"),
+     lambda f: f.to_dict()["data"].clear()],
+    ids=["repr", "str", "copy", "deepcopy", "to_dict", "to_json", "to_plotly_json", "pickle", "mutate_dict",
+         "clear_data"],
+)  # fmt: skip
+def test_looking_at_a_built_figure_never_changes_it(action) -> None:
+    r"""Printing, copying, pickling or editing what ``to_dict()`` returned leaves the figure as it was, and usable."""
+    fig = style.figure([{"type": "heatmap", "z": np.eye(3)}], title="位置 · title", x="x", y="y")
+    before = _looks(fig)
+    result = action(fig)
+    assert _looks(fig) == before
+    assert fig.layout.title.text == "位置 · title" and fig.layout.template.layout is not None  # still a go.Figure
+    assert _looks(fig) == before
+    if isinstance(result, go.Figure):  # a copy is an equal, independent, usable figure
+        assert _looks(result) == before and result.data[0].z[1][1] == 1.0
+
+
+def test_a_built_figure_shows_edits_made_through_plotly() -> None:
+    fig = style.figure([{"type": "scatter", "y": np.ones(2)}], title="before")
+    fig.update_layout(title_text="after")
+    assert fig.to_dict()["layout"]["title"]["text"] == "after"
+    assert json.loads(fig.to_json())["layout"]["title"]["text"] == "after"
 
 
 def test_sending_a_figure_never_builds_its_plotly_tree() -> None:

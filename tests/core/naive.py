@@ -5,7 +5,7 @@ vectorisation, no shared helpers with :mod:`posenc_core`, so that a vectorisatio
 off-by-one slip in the library cannot be reproduced here by construction. Each function cites what it
 transcribes. Arrays are only built at the very end (``np.array(list_of_floats)``) so tests can compare them.
 
-Conventions (REFERENCES.md): ``relative_position = key − query``; when there are fewer queries than keys the
+Conventions (docs/references.md): ``relative_position = key − query``; when there are fewer queries than keys the
 queries are the *last* ``Lq`` positions, i.e. query row ``r`` sits at absolute position ``Lk − Lq + r``.
 """
 
@@ -25,7 +25,7 @@ def sinusoidal(length: int, dim: int, base: float = 10000.0, layout: str = "inte
     r"""PE(p, 2i) = sin(p / base^{2i/d}), PE(p, 2i+1) = cos(p / base^{2i/d}) ("interleaved", paper §3.5).
 
     ``layout="concat"`` puts all the sines first and then all the cosines, [sin ‖ cos], as Marian / RoFormer /
-    fairseq / tensor2tensor lay them out (with the paper's exponent denominator d, as REFERENCES.md asks).
+    fairseq / tensor2tensor lay them out (with the paper's exponent denominator d, as docs/references.md asks).
     """
     half = dim // 2
     table = []
@@ -290,7 +290,7 @@ def rope_scores(
 
 
 # --------------------------------------------------------------------------------------------------
-# RoPE context extension (REFERENCES.md "Context extension"; HF modeling_rope_utils.py; papers below)
+# RoPE context extension (docs/references.md "Context extension"; HF modeling_rope_utils.py; papers below)
 # --------------------------------------------------------------------------------------------------
 
 

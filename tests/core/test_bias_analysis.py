@@ -187,7 +187,7 @@ def test_closed_form_exponents_give_the_reference_slopes(n_heads):
 
 
 def test_twelve_heads_take_the_published_slopes():
-    want = [2.0**-e for e in (1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5)]  # REFERENCES.md
+    want = [2.0**-e for e in (1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5)]  # docs/references.md, "ALiBi"
     np.testing.assert_allclose(pc.alibi_slopes(12), want, rtol=1e-13)
     assert alibi_closest_power_of_two(12) == 8
     assert list(alibi_slope_exponents(12)) == [1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5]

@@ -1,7 +1,7 @@
 r"""Bad arguments end in :class:`posenc_core.PosEncError` — and in nothing else.
 
-DESIGN.md: "Bad arguments raise ``posenc_core.PosEncError`` whose message names the argument, the value and what is
-allowed." Pages show that message as it is, so any other exception (a NumPy ``IndexError``, a ``TypeError`` from
+docs/design.md: every bad argument raises ``posenc_core.PosEncError``, whose message names the argument, the value and
+what is allowed. Pages show that message as it is, so any other exception (a NumPy ``IndexError``, a ``TypeError`` from
 ``int(None)``, a ``MemoryError`` from a 2^40-element request, a RuntimeWarning from ``nan`` arithmetic) is a bug: the
 user would see a traceback instead of a sentence.
 
@@ -501,6 +501,12 @@ P3 = np.arange(3.0)
         ("max_length", lambda: pc.learned_table(0, 8)),
         ("query_length", lambda: pc.shaw_relative_index(0, 4, max_relative=2)),
         ("query_length", lambda: pc.relative_positions(-2)),
+        # more queries than keys would sit at negative positions, before any key: refused, both lengths named
+        ("query_length", lambda: pc.shaw_relative_index(5, 4, max_relative=2)),
+        ("key_length", lambda: pc.shaw_relative_index(5, 4, max_relative=2)),
+        ("query_length", lambda: pc.relative_positions(3, 1)),
+        ("query_length", lambda: pc.alibi_bias(2, 6, 5)),
+        ("query_length", lambda: pc.t5_bucket_matrix(3, 2)),
         ("n_heads", lambda: pc.alibi_slopes(0)),
         ("n_heads", lambda: pc.alibi_slopes(-4)),
         ("base", lambda: pc.sinusoidal(8, 8, base=1.0)),

@@ -1,4 +1,4 @@
-r"""extension_analysis against independent derivations and published numbers (REFERENCES.md), plus invariants."""
+r"""extension_analysis against independent derivations and published numbers (docs/references.md), plus invariants."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_paper_ramp_ends_and_midpoint() -> None:
 def test_temperature_curves_match_the_formulas() -> None:
     s = np.array([1.0, 8.0, 40.0])
     curves = temperature_curves(s, original_max_position_embeddings=4096, mscale=1.0, mscale_all_dim=1.0)
-    assert curves.yarn[1] == pytest.approx(1.2079, abs=1e-4)  # REFERENCES.md
+    assert curves.yarn[1] == pytest.approx(1.2079, abs=1e-4)  # docs/references.md
     assert np.allclose(curves.deepseek_rope, 1.0)
     assert curves.deepseek_softmax[2] == pytest.approx((0.1 * math.log(40) + 1) ** 2)
     assert curves.longrope[1] == pytest.approx(math.sqrt(1 + math.log(8) / math.log(4096)))

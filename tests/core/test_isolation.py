@@ -1,8 +1,8 @@
 r"""``posenc_core`` stays a light NumPy library: no UI or torch imports, and its long curves stay in bounded memory.
 
-DESIGN.md: "posenc_core/ NumPy only. Never imports streamlit, plotly or (outside torch_backend/) torch", and the RoPE
-decay curves are "chunked so 10⁶ distances stay in bounded memory". Both are checked in a fresh interpreter, so
-nothing the test process already imported (pytest plugins, other tests) can hide or fake the result.
+docs/design.md: ``posenc_core`` never imports streamlit, plotly or torch (nor its own ``torch_backend``), and its RoPE
+decay curves are computed in chunks, so 10⁶ distances stay in bounded memory. Both are checked in a fresh
+interpreter, so nothing the test process already imported (pytest plugins, other tests) can hide or fake the result.
 """
 
 from __future__ import annotations

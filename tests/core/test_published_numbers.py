@@ -1,4 +1,4 @@
-r"""Every number in REFERENCES.md "Numbers worth reproducing on the pages", reproduced by posenc_core.
+r"""Every number in docs/references.md "Numbers worth reproducing on the pages", reproduced by posenc_core.
 
 Where a number is quoted rounded, the test asserts the rounding *and* the exact closed form it comes from,
 so a value that is right to the quoted digits for the wrong reason still fails.
@@ -26,12 +26,12 @@ def _regime_names(regimes) -> np.ndarray:
 
 
 def test_rope_decay_bound_is_32_5_then_10_23_then_6_54_at_distances_0_100_256():
-    """RoFormer §3.4.3, d = 128, base 10⁴: (1/64) Σ_j |S_j| ≈ 32.5, 10.2, 6.5 (REFERENCES.md)."""
+    """RoFormer §3.4.3, d = 128, base 10⁴: (1/64) Σ_j |S_j| ≈ 32.5, 10.2, 6.5 (docs/references.md)."""
     bound = pc.rope_decay_bound(np.array([0, 100, 256]), pc.rope_inv_freq(128, base=10000.0))
     assert bound[0] == pytest.approx(32.5, abs=1e-12)  # Σ_{j=1}^{64} j / 64 = 2080/64 exactly
     assert round(float(bound[1]), 2) == 10.23
     assert round(float(bound[2]), 2) == 6.54
-    assert round(float(bound[1]), 1) == 10.2  # the rounding REFERENCES.md quotes
+    assert round(float(bound[1]), 1) == 10.2  # the rounding docs/references.md quotes
     assert round(float(bound[2]), 1) == 6.5
 
 

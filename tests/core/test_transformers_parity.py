@@ -59,7 +59,7 @@ import posenc_core as pc
 
 INV_FREQ_RTOL = 2e-6  # transformers' float32 inv_freq vs our float64 (see module docstring)
 FACTOR_REL = 1e-12  # attention_factor: Python floats on both sides
-# rope types transformers registers that are not part of posenc_core's contract (DESIGN.md):
+# rope types transformers registers that are not part of posenc_core's contract (docs/design.md):
 # "proportional" is Gemma-4's zero-padded partial RoPE, not a context-extension method.
 NOT_IN_CONTRACT = {"proportional"}
 

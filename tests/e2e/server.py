@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
-#: Without the networking flags Chromium floods the closed network; see ../shared/STREAMLIT.md.
+#: Without the networking flags Chromium floods the closed network; see docs/streamlit.md, "Headless Chromium".
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
