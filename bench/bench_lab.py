@@ -1,10 +1,13 @@
-r"""Training throughput of the extrapolation lab, per position encoding, on the CPU and (when present) the GPU.
+r"""The extrapolation lab's whole run, timed per preset and device, side by side in one process.
 
-    python bench/bench_lab.py                 # the CPU preset's model, 60 steps per encoding
-    python bench/bench_lab.py --preset gpu    # the larger configuration, on CUDA when there is one
+    python bench/bench_lab.py                        # the CPU preset (the page's live default) on every device here
+    python bench/bench_lab.py --preset gpu           # the larger run, on CUDA (add --devices cpu,cuda to compare)
+    python bench/bench_lab.py --task text --steps 50 # any task; fewer steps for a quick look
 
-Prints tokens/s per encoding and device, and the GPU / CPU speed-up when both ran. Throughput excludes the first
-steps (allocator and kernel warm-up).
+For each device it runs :func:`posenc_core.torch_backend.lab.run_lab` once, exactly as the page's *Run* button does
+(data made on the device, every encoding trained and evaluated), and prints the whole run's wall time, the training
+throughput per encoding, and the GPU / CPU ratio when both ran. The first run on a device pays for its warm-up
+(allocator, kernels); ``--repeat 2`` reports the better of two. torch's import is timed once, as the page pays it.
 """
 
 from __future__ import annotations
@@ -12,54 +15,75 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 import time
 
-import torch
+started = time.perf_counter()
+import torch  # noqa: E402
 
-from posenc_core.torch_backend import pick_device
-from posenc_core.torch_backend.lab import PRESETS, TinyLM, sample_batch
+IMPORT_SECONDS = time.perf_counter() - started
 
-
-def tokens_per_second(config, encoding: str, device: torch.device, steps: int, warmup: int = 5) -> float:
-    torch.manual_seed(config.seed)
-    model = TinyLM(config, encoding).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    generator = torch.Generator().manual_seed(config.seed)
-    batches = [sample_batch(config, config.train_length, config.batch_size, generator) for _ in range(steps + warmup)]
-    for n, tokens in enumerate(batches):
-        if n == warmup:
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            started = time.perf_counter()
-        tokens = tokens.to(device)
-        logits = model(tokens[:, :-1])
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, config.vocab_size), tokens[:, 1:].reshape(-1))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return steps * config.batch_size * (config.train_length - 1) / (time.perf_counter() - started)
+from posenc_core.lab_task import PRESETS, TASKS, for_task  # noqa: E402
+from posenc_core.torch_backend.lab import run_lab  # noqa: E402
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
-    parser.add_argument("--steps", type=int, default=60)
-    args = parser.parse_args()
-    config = PRESETS[args.preset]
-    devices = [torch.device("cpu")] + ([pick_device()] if pick_device().type != "cpu" else [])
-    results = {}
-    for device in devices:
-        for encoding in config.encodings:
-            results[f"{device.type}/{encoding}"] = tokens_per_second(config, encoding, device, args.steps)
-            print(f"{device.type:5s} {encoding:11s} {results[f'{device.type}/{encoding}']:12,.0f} tokens/s", flush=True)
-    if len(devices) == 2:
-        for encoding in config.encodings:
-            speedup = results[f"{devices[1].type}/{encoding}"] / results[f"cpu/{encoding}"]
-            print(f"speed-up {encoding:11s} {speedup:8.1f}x")
-    print(json.dumps({"preset": args.preset, "config": dataclasses.asdict(config), "tokens_per_second": results}))
+def available_devices() -> list[str]:
+    devices = ["cpu"]
+    if torch.cuda.is_available():
+        devices.append("cuda")
+    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+        devices.append("mps")
+    return devices
+
+
+def timed_run(config, device: str, repeat: int) -> dict:
+    r"""The best of ``repeat`` whole runs on ``device``: wall seconds, training seconds, tokens/s per encoding."""
+    best: dict | None = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        results = run_lab(config, device=device)
+        wall = time.perf_counter() - start
+        row = {
+            "device": results["device"],
+            "wall_seconds": wall,
+            "train_seconds": sum(run["train_seconds"] for run in results["runs"].values()),
+            "tokens_per_second": {name: run["tokens_per_second"] for name, run in results["runs"].items()},
+        }
+        if best is None or wall < best["wall_seconds"]:
+            best = row
+    assert best is not None
+    return best
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="Time the extrapolation lab's whole run per preset and device.")
+    ap.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
+    ap.add_argument("--task", choices=TASKS, default="lag")
+    ap.add_argument("--steps", type=int, help="override the preset's steps")
+    ap.add_argument("--devices", help="comma-separated (default: every device here; the GPU preset: CUDA only)")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--json", help="also write the figures here")
+    args = ap.parse_args(argv)
+    config = for_task(PRESETS[args.preset], args.task)
+    if args.steps:
+        config = dataclasses.replace(config, steps=args.steps)
+    devices = args.devices.split(",") if args.devices else available_devices()
+    if args.preset == "gpu" and not args.devices:
+        devices = [d for d in devices if d != "cpu"] or ["cpu"]
+    print(f"torch {torch.__version__}: import {IMPORT_SECONDS:.2f} s; preset {args.preset}, task {args.task}, "
+          f"{len(config.encodings)} encodings × {config.steps} steps, threads {torch.get_num_threads()}")  # fmt: skip
+    rows = {device: timed_run(config, device, args.repeat) for device in devices}
+    for device, row in rows.items():
+        speeds = ", ".join(f"{name} {tps / 1e3:.0f}k" for name, tps in row["tokens_per_second"].items())
+        print(f"{device:5s} whole run {row['wall_seconds']:7.2f} s (training {row['train_seconds']:.2f} s); "
+              f"tokens/s: {speeds}")  # fmt: skip
+        if device != "cpu" and "cpu" in rows:
+            ratio = rows["cpu"]["wall_seconds"] / row["wall_seconds"]
+            print(f"      {device} / cpu: {ratio:.1f}× faster, whole run, same process")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"import_seconds": IMPORT_SECONDS, "preset": args.preset, "task": args.task, "runs": rows}, fh)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -1,24 +1,31 @@
-r"""Page 9 — the extrapolation lab: train tiny Transformers per position encoding, test them past L_train."""
+r"""Page 9 — the extrapolation lab: train tiny Transformers per position encoding on three tasks, test past L_train."""
 
 from posenc_ui import lab_runner
 from posenc_ui.frame import start
-from posenc_ui.views.lab import VIEW
+from posenc_ui.views.lab import VIEW, has_rope, shown_results
 
 with start(VIEW) as page:
     lab_runner.apply_pending(page)
     page.text("intro")
 
     page.heading("h_results")
+    page.controls("task")
     page.controls("source", "metric")
+    if page.values["task"] == "lag":
+        page.controls("lag")
     lab_runner.source_notice(page)
     page.figure("by_position")
-    page.text("reading")
-    if not page.embedded:
-        lab_runner.gap_table(page)
+    lab_runner.shown_caption(page)
+    lab_runner.about_task(page)
+    lab_runner.findings(page)
+    lab_runner.band_table(page)
 
     page.heading("h_extension")
-    page.text("extension")
-    page.figure("extension")
+    if has_rope(page.values):
+        page.text("extension", factor=shown_results(page.values)["config"]["extension_factor"])
+        page.figure("extension")
+    else:
+        page.text("no_rope")
 
     page.heading("h_training")
     page.figure("training")

@@ -1,40 +1,63 @@
-r"""The extrapolation lab's task and settings, without torch: what the app needs to describe a run and its optimum.
+r"""The extrapolation lab's tasks and settings, without torch: what the app needs to describe a run and its optimum.
 
-**The task** is a noisy lag-copy source whose best possible loss is known in closed form. Tokens come from a
-vocabulary of V; each of the first ``lag`` tokens is uniform, and every later token copies a fixed permutation
-of the token ``lag`` places back, :math:`x_t = \pi(x_{t-\text{lag}})`, except with probability ε, when it is
-uniform again. Predicting it needs nothing but "look exactly ``lag`` tokens back" — a purely *relative* skill — so
-any loss above the optimum beyond the training length is the position encoding failing to carry that skill over.
-The optimum per position is :math:`\ln V` for t < lag and, after that, the entropy of the noisy copy,
+Three tasks, each asking a different thing of a position encoding (:data:`TASKS`):
+
+**lag** — a noisy lag-copy source whose best possible loss is known in closed form. Tokens come from a vocabulary
+of V; each of the first ``lag`` tokens is uniform, and every later token copies a fixed permutation of the token
+``lag`` places back, :math:`x_t = \pi(x_{t-\text{lag}})`, except with probability ε, when it is uniform again.
+Predicting it needs nothing but "look exactly ``lag`` tokens back" — a purely *relative*, *local* skill. The optimum
+per position is :math:`\ln V` for t < lag and, after that, the entropy of the noisy copy,
 
 .. math::
     H = -p\ln p - (V - 1)\,\tfrac{\varepsilon}{V}\ln\tfrac{\varepsilon}{V}, \qquad p = 1 - \varepsilon + \varepsilon/V.
+
+**retrieval** — a passkey: one *value* token (from V values that appear nowhere else) is planted at the start of
+random filler, and the last token must repeat it after a *query* token, ``distance`` tokens later. The answer is
+fully determined (optimum 0 nats) and finding it needs no position at all, only content; what a position encoding can
+do is get in the way. A bias that grows with distance (ALiBi) pushes a far value out of reach; a table with no row
+for a far position (learned) breaks the query; a rotation (RoPE) or no encoding at all can still look it up.
+
+**text** — byte-level language modelling of human-written text that every Python installation carries, so nothing is
+downloaded: the English reference prose of ``pydoc_data.topics`` and the standard library's top-level modules.
+Every tenth document (sorted by name) is held out for evaluation (:func:`text_corpus`). There is no closed-form
+optimum; the curve to read is loss against position, as in Press et al. (2022), Figure 1.
 
 The training and evaluation code is :mod:`posenc_core.torch_backend.lab`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
+import sys
+import sysconfig
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from .errors import PosEncError
 
-__all__ = ["ENCODINGS", "EXTENSIONS", "PRESETS", "LabConfig", "optimal_loss"]
+__all__ = [
+    "ENCODINGS", "EXTENSIONS", "PRESETS", "TASKS", "Band", "LabConfig", "Spread", "TextCorpus", "band_table",
+    "for_task", "length_bands", "optimal_loss", "retrieval_distances", "text_corpus",
+]  # fmt: skip
 
 ENCODINGS = ("none", "learned", "sinusoidal", "rope", "alibi", "t5")
+TASKS = ("lag", "retrieval", "text")
 #: Zero-shot context extension applied to the RoPE model at inference, by rope_type (None: plain RoPE).
 EXTENSIONS = (None, "linear", "ntk", "yarn")
+BYTES = 256  # the text task's vocabulary
 
 
 @dataclass(frozen=True)
 class LabConfig:
-    """Everything that decides a run; two runs with equal configs give equal results."""
+    """Everything that decides a run of one seed; two runs with equal configs give equal results on one device."""
 
+    task: str = "lag"
     encodings: tuple[str, ...] = ENCODINGS
-    vocab_size: int = 16
+    vocab_size: int = 16  # lag: the alphabet; retrieval: the filler alphabet and, separately, the values
     lag: int = 2  # x_t copies x_{t−2}: the query must find the previous token — position matters
     noise: float = 0.1  # ε: the probability that a token ignores the copy rule
     train_length: int = 32
@@ -52,6 +75,8 @@ class LabConfig:
     t5_max_distance: int = 128
 
     def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise PosEncError(f"task must be one of {TASKS}, got {self.task!r}")
         unknown = set(self.encodings) - set(ENCODINGS)
         if not self.encodings or unknown:
             raise PosEncError(f"encodings must be a non-empty subset of {ENCODINGS}, got {self.encodings}")
@@ -59,25 +84,157 @@ class LabConfig:
             raise PosEncError(f"d_model / n_heads must be an even integer, got {self.d_model} / {self.n_heads}")
         if not 0.0 < self.noise < 1.0 or self.lag < 1 or self.lag >= self.train_length:
             raise PosEncError("need 0 < noise < 1 and 1 ≤ lag < train_length")
+        if self.train_length < 4:
+            raise PosEncError(f"train_length must be at least 4, got {self.train_length}")
 
     @property
     def eval_length(self) -> int:
         return self.eval_factor * self.train_length
 
+    @property
+    def vocab(self) -> int:
+        r"""Token ids the model embeds: V (lag); V fillers, one query token and V values (retrieval); 256 (text)."""
+        return {"lag": self.vocab_size, "retrieval": 2 * self.vocab_size + 1, "text": BYTES}[self.task]
 
-#: Named configurations: "cpu" finishes in about a minute on 2 cores, "tiny" is the CI test, "gpu" the big run.
+
+#: Named configurations, each for any task: "cpu" is the page's default (about half a minute per seed and task on
+#: 2 cores), "tiny" the CI test, "gpu" the run a CPU cannot do in reasonable time.
 PRESETS = {
     "cpu": LabConfig(),
-    "tiny": LabConfig(encodings=("learned", "alibi"), eval_factor=4, eval_sequences=32),
+    "tiny": LabConfig(d_model=32, n_heads=4, train_length=16, eval_factor=4, steps=200, eval_sequences=32),
     "gpu": LabConfig(
         d_model=256, n_heads=8, n_layers=4, steps=2000, batch_size=64, train_length=128, lr=1e-3, eval_sequences=256
     ),
 }
 
 
-def optimal_loss(config: LabConfig, length: int) -> np.ndarray:
-    r"""The best achievable cross-entropy (nats) at each position 0 … length − 1, from the formula above."""
+#: Retrieval is scored much further out: a distance costs one short batch, and ALiBi's gentlest slope (2⁻⁸ for any
+#: head count) only costs a far value 1 nat at 256 tokens, so its locality shows at tens of training lengths.
+RETRIEVAL_EVAL_FACTOR = 32
+
+
+def for_task(config: LabConfig, task: str) -> LabConfig:
+    r"""``config`` (a preset: one model and budget for every task) set up for ``task``."""
+    extra = {"eval_factor": RETRIEVAL_EVAL_FACTOR} if task == "retrieval" else {}
+    return dataclasses.replace(config, task=task, **extra)
+
+
+def retrieval_distances(config: LabConfig, limit: int | None = None) -> np.ndarray:
+    r"""The distances (query position minus value position) at which the retrieval task is scored, up to ``limit``.
+
+    Every distance inside the training length (the longest there is L − 2: value at 0, query at L − 2), then 24
+    spaced evenly on a log scale out to the evaluation length (the figure's axis; ~6 per doubling at 32·L). A
+    sequence costs its distance, so this scores 32·L for a fifth of what evenly spaced distances would cost.
+    """
+    limit = config.eval_length - 2 if limit is None else limit
+    inside = np.arange(1, config.train_length - 1)
+    beyond = np.geomspace(config.train_length - 1, limit, 24).round().astype(np.int64)
+    return np.unique(np.concatenate([inside, beyond]))
+
+
+def optimal_loss(config: LabConfig, length: int) -> np.ndarray | None:
+    r"""The best achievable cross-entropy (nats) at each position 0 … length − 1, or ``None`` (text: unknown).
+
+    lag: from the formula above. retrieval: 0 at every scored distance (the answer is determined by the context).
+    """
+    if config.task == "text":
+        return None
+    if config.task == "retrieval":
+        return np.zeros(length)
     v, eps = config.vocab_size, config.noise
     p_hit = 1.0 - eps + eps / v
     copied = -p_hit * math.log(p_hit) - (v - 1) * (eps / v) * math.log(eps / v)
     return np.where(np.arange(length) < config.lag, math.log(v), copied)
+
+
+@dataclass(frozen=True)
+class TextCorpus:
+    r"""The text task's bytes: training and held-out streams, each a concatenation of whole documents."""
+
+    train: np.ndarray  # uint8
+    held_out: np.ndarray  # uint8
+    documents: int
+    held_out_documents: int
+    source: str
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "documents": self.documents,
+            "held_out_documents": self.held_out_documents,
+            "train_bytes": int(self.train.size),
+            "held_out_bytes": int(self.held_out.size),
+        }
+
+
+@functools.cache
+def text_corpus() -> TextCorpus:
+    r"""``pydoc_data.topics`` (English prose) and the standard library's top-level ``*.py`` files, as UTF-8 bytes.
+
+    Documents are sorted by name (topic, then file name) and every tenth goes to the held-out stream, so the model is
+    scored on text it never saw. Sizes depend on the Python version (3.11: about 5 MB); runs record them.
+    """
+    from pydoc_data.topics import topics
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    docs = [(f"topic:{name}", text.encode("utf-8")) for name, text in sorted(topics.items())]
+    docs += [(f"stdlib:{path.name}", path.read_bytes()) for path in sorted(stdlib.glob("*.py"))]
+    train = [body for n, (_, body) in enumerate(docs) if n % 10]
+    held_out = [body for n, (_, body) in enumerate(docs) if not n % 10]
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return TextCorpus(
+        train=np.frombuffer(b"\n\n".join(train), dtype=np.uint8),
+        held_out=np.frombuffer(b"\n\n".join(held_out), dtype=np.uint8),
+        documents=len(docs),
+        held_out_documents=len(held_out),
+        source=f"Python {version}: pydoc_data.topics ({len(topics)} topics) + {len(docs) - len(topics)} stdlib modules",
+    )
+
+
+@dataclass(frozen=True)
+class Band:
+    r"""A range of evaluated positions (or retrieval distances): ``inside`` the training length, or ``lo``–``hi`` L."""
+
+    name: str  # "inside", or "1-2", "2-4", … (multiples of the training length)
+    lo: int
+    hi: int  # exclusive
+
+
+@dataclass(frozen=True)
+class Spread:
+    r"""A band's mean over seeds of the per-seed band means, and the smallest and largest of those seed means."""
+
+    mean: float
+    low: float
+    high: float
+
+
+def length_bands(train_length: int, longest: int) -> list[Band]:
+    r"""Inside the training length, then each doubling beyond it up to ``longest`` (positions are ≥ 1)."""
+    bands, start = [Band("inside", 1, train_length)], train_length
+    while start <= longest:
+        bands.append(Band(f"{start // train_length}-{2 * start // train_length}", start, 2 * start))
+        start *= 2
+    return bands
+
+
+def band_table(results: dict, key: str = "loss", *, above_optimum: bool = True) -> dict[str, dict[str, Spread]]:
+    r"""Per encoding and band, the mean of ``key`` (``"loss"`` or ``"accuracy"``) over the band, with its spread over
+    seeds. With ``above_optimum`` and a known optimum (lag, retrieval), a loss is counted above the optimum (nats):
+    0 is perfect. Positions before the lag, where the optimum is ln V, count like the rest.
+    """
+    positions = np.asarray(results["positions"])
+    bands = length_bands(results["config"]["train_length"], int(positions.max()))
+    optimum = results.get("optimal_loss")
+    subtract = np.asarray(optimum) if (key == "loss" and above_optimum and optimum is not None) else 0.0
+    table: dict[str, dict[str, Spread]] = {}
+    for name, run in results["runs"].items():
+        curves = np.asarray(run[f"{key}_seeds"]) - subtract  # (seeds, positions)
+        row = {}
+        for band in bands:
+            inside = (positions >= band.lo) & (positions < band.hi)
+            if inside.any():
+                per_seed = curves[:, inside].mean(axis=1)
+                row[band.name] = Spread(float(per_seed.mean()), float(per_seed.min()), float(per_seed.max()))
+        table[name] = row
+    return table

@@ -1,11 +1,13 @@
-r"""The lab's live run: a button that trains the models with the reader's settings, with progress, cancel and a
-time estimate; the results go to the server-wide :data:`posenc_ui.views.lab.STORE`, one entry per configuration.
+r"""The lab's Streamlit parts: what the shown run is, what its numbers say, and a live run with a measured estimate,
+an honest progress bar and a place in the queue.
 
-torch is imported here, inside :func:`_train`, and nowhere else in the app: opening the lab costs nothing until the
-reader asks for a live run. Cancelling needs no code: pressing *Cancel* (or leaving the page) makes Streamlit rerun
-the script, which stops this run at its next progress update; nothing half-trained is stored. Runs are serialised
-by one lock, so a class pressing *Run* together trains one configuration at a time instead of thrashing the CPU;
-while it trains (or waits to), the page gives up its turn (:mod:`posenc_ui.turns`) so other students' pages go on.
+torch is imported here and nowhere else in the app, in a background thread that :func:`warm_up` starts the first
+time the lab page opens (importing it and starting the device take seconds; doing it before the reader presses *Run*
+hides them). Runs go through :class:`posenc_ui.lab_queue.LabQueue`: each configuration trains once across every
+session and server process, identical requests wait for the first and share its result, trainings per device are
+capped, and every waiting reader sees their place. Cancelling needs no code: pressing *Cancel* (or leaving the page)
+makes Streamlit rerun the script, which raises inside the next progress update and unwinds the run; nothing
+half-trained is stored. While it trains or waits, the page gives up its turn (:mod:`posenc_ui.turns`).
 """
 
 from __future__ import annotations
@@ -17,12 +19,47 @@ from typing import Any
 
 import streamlit as st
 
-from .frame import Page
-from .turns import TURNS
-from .views.lab import STORE, committed, gaps, live_config, shown_results
+from posenc_core.lab_task import text_corpus
 
-_RUN_LOCK = threading.Lock()
+from .frame import Page
+from .i18n import t
+from .lab_queue import config_key
+from .turns import TURNS
+from .views import lab
+
 _SWITCH_TO_LIVE = "_posenc_lab_switch_to_live"
+_WARM: dict[str, Any] = {}  # "device" and "import_seconds", once the background import has finished
+_WARM_STARTED = threading.Lock()
+_WARM_DONE = threading.Event()
+ESTIMATING_FRACTION = 0.03  # the remaining time is shown once 3 % of the steps have been timed
+
+
+# --- torch, warmed up in the background --------------------------------------------------------------------------
+
+
+def warm_up() -> None:
+    r"""Start importing torch and picking the device, once per process, without waiting for it."""
+    if _WARM_STARTED.acquire(blocking=False):  # never released: the first caller starts the one thread
+        threading.Thread(target=_warm, name="posenc-torch-warm-up", daemon=True).start()
+
+
+def _warm() -> None:
+    started = time.perf_counter()
+    try:
+        import torch
+
+        from posenc_core.torch_backend import pick_device
+
+        device = pick_device()
+        torch.zeros(1, device=device)  # the device's context starts on first use
+        _WARM["device"] = device.type
+        _WARM["import_seconds"] = time.perf_counter() - started
+        lab.queue().record_import_seconds(device.type, _WARM["import_seconds"])
+    finally:
+        _WARM_DONE.set()
+
+
+# --- what is shown ---------------------------------------------------------------------------------------------
 
 
 def apply_pending(page: Page) -> None:
@@ -31,67 +68,175 @@ def apply_pending(page: Page) -> None:
         page.set("source", "live")
 
 
+def about_task(page: Page) -> None:
+    r"""What the chosen task asks of a position encoding (the text task names its corpus and size)."""
+    task = page.values["task"]
+    if task == "text":
+        corpus = text_corpus()
+        page.text("about.text", corpus=corpus.source, train_mb=f"{corpus.train.size / 1e6:.1f}",
+                  held_mb=f"{corpus.held_out.size / 1e6:.1f}")  # fmt: skip
+    else:
+        page.text(f"about.{task}")
+
+
 def source_notice(page: Page) -> None:
-    r"""Say which results are on screen when "live" is chosen but these settings have not been run yet."""
-    if page.values["source"] == "live" and STORE.get(live_config(page.values)) is None:
+    r"""Say which results are on screen when they are not the ones the controls name."""
+    values = page.values
+    if values["source"] == "live" and lab.live_results(values) is None:
         st.info(page.t("lab.no_live_run"), icon=":material/info:")
+    elif values["source"] == "committed" and lab.committed_lag_missing(values):
+        st.info(page.t("lab.no_committed_lag", lag=values["lag"]), icon=":material/info:")
 
 
-def gap_table(page: Page, results: Mapping[str, Any] | None = None) -> None:
-    r"""Mean loss above the optimum per encoding, inside the training length and in each doubling beyond it."""
-    table = gaps(results or shown_results(page.values))
-    rows = {page.t(f"enc.{name}"): {page.t(f"lab.band.{band}") if band == "inside" else f"{band} L": value
-                                    for band, value in bands.items()} for name, bands in table.items()}  # fmt: skip
-    st.dataframe(rows, width="stretch", column_config={"_index": page.t("axis.encoding")}, key="lab.gaps")
-    st.caption(page.t("lab.gap_caption"))
+def shown_caption(page: Page) -> None:
+    r"""Which run the figure shows: the committed one (its command, seeds and time) or the reader's live run."""
+    results = lab.shown_results(page.values)
+    config = results["config"]
+    common = {"seconds": f"{results['seconds']:.0f}", "device": results["device"], "steps": config["steps"]}
+    if "command" in results:
+        st.caption(page.t("lab.shown_committed", count=len(results["runs"]), seeds=len(results["seeds"]),
+                          command=results["command"], **common))  # fmt: skip
+    else:
+        names = ", ".join(page.t(f"enc.{name}") for name in results["runs"])
+        st.caption(page.t("lab.shown_live", encodings=names, seed=config["seed"], length=config["train_length"],
+                          **common))  # fmt: skip
 
 
-def estimate_seconds(page: Page) -> float:
-    r"""Training time of the chosen run, from the throughput of the last run on this server (or the committed one)."""
-    config = live_config(page.values)
-    measured = _last_throughput()
+def findings(page: Page) -> None:
+    r"""One line per trained encoding: what its own numbers say inside L and past it, then why, per task."""
+    if page.embedded:
+        return
+    results = lab.shown_results(page.values)
+    st.markdown(f"**{page.t('lab.h_findings')}**")
+    unit = "gap" if results.get("optimal_loss") is not None else "loss"
+    lines = [page.t(f"lab.verdict.{verdict}", encoding=page.t(f"enc.{name}"), **numbers)
+             for name, (verdict, numbers) in lab.findings(page.values).items()]  # fmt: skip
+    st.markdown("\n".join(f"- {line}" for line in lines) + f"\n\n{page.t(f'lab.units.{unit}')}")
+    page.text(f"why.{results['task']}")
+
+
+def band_table(page: Page) -> None:
+    r"""Encodings as rows, length bands as columns: mean over seeds [lowest – highest seed], one precision."""
+    values = page.values
+    table = lab.table(values)
+    bands = list(next(iter(table.values())))
+    labels = {band: page.t("lab.band.inside") if band == "inside" else page.t("lab.band.beyond", band=band)
+              for band in bands}  # fmt: skip
+    several = len(lab.shown_results(values)["seeds"]) > 1
+    columns = {
+        labels[band]: {page.t(f"enc.{name}"): _cell(row[band], several) for name, row in table.items() if band in row}
+        for band in bands
+    }  # fmt: skip  (a dict of columns: encodings are rows)
+    st.dataframe(columns, width="stretch", column_config={"_index": page.t("axis.encoding")}, key="lab.table")
+    results = lab.shown_results(values)
+    metric = values["metric"]
+    caption = "accuracy" if metric == "accuracy" else ("gap" if results.get("optimal_loss") is not None else "loss")
+    notes = [page.t(f"lab.table_caption.{caption}")]
+    if caption == "gap" and any(s.mean < 0 for row in table.values() for s in row.values()):
+        notes.append(page.t("lab.below_optimum", n=results["config"]["eval_sequences"]))
+    st.caption(" ".join(notes))
+
+
+def _cell(spread: Any, several: bool) -> str:
+    return f"{spread.mean:.2f} [{spread.low:.2f}, {spread.high:.2f}]" if several else f"{spread.mean:.2f}"
+
+
+# --- the live run ------------------------------------------------------------------------------------------------
+
+
+def estimate(page: Page) -> str:
+    r"""The run's time on this server, from throughput measured here on this device (and torch's import), or why
+    there is no estimate yet."""
+    config = lab.live_config(page.values)
+    device = _WARM.get("device")
+    if device is None:
+        return page.t("lab.estimate_pending")
+    measured = lab.queue().timing(device, config.task)
+    per_token = {name: 1.0 / measured[name] for name in config.encodings if name in measured}
+    if not per_token or "eval_overhead" not in measured:
+        committed = lab.committed(page.values)
+        per_seed = committed["seconds"] / len(committed["seeds"])
+        return page.t("lab.estimate_unmeasured", device=device, seconds=f"{per_seed:.0f}")
     tokens = config.steps * config.batch_size * (config.train_length - 1)
-    return sum(tokens / measured.get(name, min(measured.values())) for name in config.encodings)
-
-
-def _last_throughput() -> dict[str, float]:
-    latest = STORE.latest() or committed()
-    return {name: run["tokens_per_second"] for name, run in latest["runs"].items()}
+    typical = sum(per_token.values()) / len(per_token)  # for an encoding not yet timed here
+    seconds = tokens * sum(per_token.get(name, typical) for name in config.encodings) * measured["eval_overhead"]
+    import_note = ""
+    if not _WARM_DONE.is_set():
+        imported = lab.queue().import_seconds(device)
+        import_note = page.t("lab.estimate_import", seconds=f"{imported:.0f}") if imported else ""
+    return page.t("lab.estimate", count=len(config.encodings), device=device, seconds=f"{seconds:.0f}",
+                  import_note=import_note)  # fmt: skip
 
 
 def live_panel(page: Page) -> None:
-    r"""Settings are the page's controls; this draws the estimate, the *Run* button and, while it runs, progress."""
-    if page.embedded:  # an embedded page shows results only: no class-wide training from an iframe
+    r"""The estimate, the *Run* button and, while it runs, progress; embedded pages show results only."""
+    if page.embedded:
+        st.caption(page.t("lab.embedded"))
         return
-    config = live_config(page.values)
-    if STORE.get(config) is not None:
+    warm_up()
+    if lab.live_results(page.values) is not None:
         st.success(page.t("lab.live_ready"), icon=":material/check_circle:")
         return
-    st.caption(page.t("lab.estimate", seconds=f"{estimate_seconds(page):.0f}", count=len(config.encodings)))
+    if _WARM_DONE.is_set():
+        st.caption(estimate(page))
+    else:
+        _estimate_when_warm(page.lang)
     if st.button(page.t("lab.run"), type="primary", icon=":material/play_arrow:", key="lab.run"):
-        _train(page, config)
+        _train(page)
 
 
-def _train(page: Page, config) -> None:
+@st.fragment(run_every=1.0)
+def _estimate_when_warm(lang: str) -> None:
+    r"""Until torch is loaded (a few seconds, once per process), say so and look again every second; then rerun the
+    page once, which draws the estimate and stops this polling."""
+    if _WARM_DONE.is_set():
+        st.rerun()
+    st.caption(t("lab.estimate_pending", lang))
+
+
+def _train(page: Page) -> None:
+    config = lab.live_config(page.values)
     st.button(page.t("lab.cancel"), icon=":material/stop:", key="lab.cancel")  # a click reruns, which stops us
     bar = st.progress(0.0, text=page.t("lab.starting"))
-    started = time.perf_counter()
+    lang = page.lang  # the callbacks below hold no page (it keeps every figure of the rerun alive)
+    clock: dict[str, float] = {}
 
     def progress(fraction: float, message: str) -> bool:
-        elapsed = time.perf_counter() - started
-        remaining = elapsed / max(fraction, 1e-6) * (1.0 - fraction)
-        bar.progress(min(fraction, 1.0), text=page.t("lab.progress", message=message, remaining=f"{remaining:.0f}"))
+        now = time.perf_counter()
+        first = clock.setdefault("time", now), clock.setdefault("fraction", fraction)
+        done, elapsed = fraction - first[1], now - first[0]
+        if done < ESTIMATING_FRACTION:
+            text = t("lab.progress_estimating", lang, message=message)
+        else:
+            text = t("lab.progress", lang, message=message, remaining=f"{elapsed / done * (1.0 - fraction):.0f}")
+        bar.progress(min(fraction, 1.0), text=text)
         return True
 
-    with TURNS.aside():  # seconds to import torch, minutes to train: other students' pages go on meanwhile
-        from posenc_core.torch_backend.lab import run_lab  # torch: only now
+    def on_wait(position: int) -> bool:
+        bar.progress(0.0, text=t("lab.queued", lang, position=position))
+        return True
 
-        while not _RUN_LOCK.acquire(timeout=0.5):
-            bar.progress(0.0, text=page.t("lab.waiting"))
-        try:
-            results = run_lab(config, progress=progress)
-        finally:
-            _RUN_LOCK.release()
-    STORE.put(config, results)
+    def train() -> Mapping[str, Any]:
+        from posenc_core.torch_backend.lab import run_lab
+
+        results = run_lab(config, device=device, progress=progress)
+        _record(device, results)
+        return results
+
+    with TURNS.aside():  # seconds to import torch, minutes to train: other students' pages go on meanwhile
+        warm_up()
+        _WARM_DONE.wait()
+        device = _WARM.get("device", "cpu")
+        lab.queue().run(config_key(config), device, train, on_wait=on_wait)
     st.session_state[_SWITCH_TO_LIVE] = True
     st.rerun()
+
+
+def _record(device: str, results: Mapping[str, Any]) -> None:
+    r"""Throughput per encoding and the evaluation's share of the run, for the next estimate on this device."""
+    store = lab.queue()
+    task = results["task"]
+    trained = sum(run["train_seconds"] for run in results["runs"].values())
+    for name, run in results["runs"].items():
+        store.record_timing(device, task, name, run["tokens_per_second"])
+    store.record_timing(device, task, "eval_overhead", results["seconds"] / max(trained, 1e-9))

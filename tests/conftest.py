@@ -8,8 +8,13 @@ examples (and ``POSENC_FUZZ_EXAMPLES`` raises the fuzz budget) — that is where
 from __future__ import annotations
 
 import os
+import tempfile
 
 from hypothesis import settings
+
+# The lab's run cache (posenc_ui.lab_queue) is per test session: no result left by an earlier run, or by a reader of
+# this machine's app, can stand in for a run a test expects to happen. Servers the tests start inherit it.
+os.environ["POSENC_LAB_CACHE"] = tempfile.mkdtemp(prefix="posenc-lab-cache-")
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 if os.environ.get("CI", "").lower() in ("1", "true", "yes"):

@@ -30,8 +30,10 @@ __all__ = [
     "attention",
     "pick_device",
     "rope_angles",
+    "rope_cos_sin",
     "rope_frequencies",
     "rope_inv_freq",
+    "rotate_pairs",
     "shaw_relative_index",
     "sinusoidal",
     "t5_relative_bucket",
@@ -95,13 +97,33 @@ def apply_rope(
 ) -> torch.Tensor:
     r"""x (…, L, d) with pair i of row m rotated by :math:`m\theta_i`; see :func:`posenc_core.apply_rope`."""
     pairing = as_choice("pairing", pairing, PAIRINGS)
-    attention_factor = as_float("attention_factor", attention_factor, gt=0.0)
     n = inv_freq.shape[-1]
     if positions.shape[-1] != x.shape[-2] or 2 * n > x.shape[-1]:
         raise PosEncError(f"x {tuple(x.shape)} needs one position per row and ≥ {2 * n} dims for {n} pairs")
+    cos, sin = rope_cos_sin(positions, inv_freq, attention_factor=attention_factor, dtype=x.dtype)
+    return rotate_pairs(x, cos, sin, pairing=pairing)
+
+
+def rope_cos_sin(
+    positions: torch.Tensor, inv_freq: torch.Tensor, *, attention_factor: float = 1.0, dtype: torch.dtype
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""(L, d/2) tables :math:`a\cos m	heta_i` and :math:`a\sin m	heta_i` (a = ``attention_factor``), in ``dtype``.
+
+    The angles are formed in float64 where the device has it, then rounded once: what :func:`apply_rope` rotates by.
+    A model that rotates many tensors at the same positions computes these once and calls :func:`rotate_pairs`.
+    """
+    attention_factor = as_float("attention_factor", attention_factor, gt=0.0)
     angles = rope_angles(positions, inv_freq)
-    cos = (torch.cos(angles) * attention_factor).to(x.dtype)
-    sin = (torch.sin(angles) * attention_factor).to(x.dtype)
+    return (torch.cos(angles) * attention_factor).to(dtype), (torch.sin(angles) * attention_factor).to(dtype)
+
+
+def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, *, pairing: str = "half") -> torch.Tensor:
+    r"""x (…, L, d) with each pair :math:`(x_a, x_b)` of row m turned to :math:`(x_a c - x_b s,\ x_a s + x_b c)`.
+
+    ``cos`` and ``sin`` are (L, n) from :func:`rope_cos_sin`; the pairs are (i, i + n) for ``"half"`` and
+    (2i, 2i + 1) for ``"interleaved"``; dimensions past 2n pass through (partial rotary).
+    """
+    n = cos.shape[-1]
     if pairing == "half":
         x1, x2, rest = x[..., :n], x[..., n : 2 * n], x[..., 2 * n :]
         return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos, rest], dim=-1)

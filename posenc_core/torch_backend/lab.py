@@ -1,19 +1,21 @@
 r"""The extrapolation lab: tiny Transformers that differ only in how they encode position, tested past their
-training length.
+training length, on three tasks and several seeds.
 
-**The task** (a noisy lag-copy source with a closed-form optimum) and the settings are in
-:mod:`posenc_core.lab_task`, which imports no torch.
+**The tasks** (lag-copy, passkey retrieval, byte-level text) and the settings are in :mod:`posenc_core.lab_task`,
+which imports no torch. Every batch is made on the training device, in bulk, with no Python loop over positions.
 
 **The models** are identical pre-LN decoders (same seed, same batches, same widths) whose position handling is one of
 :data:`ENCODINGS`: none (NoPE), learned absolute (a table as long as the longest evaluation, whose rows past the
 training length are never trained — the hard wall of BERT-style tables), sinusoidal, RoPE, ALiBi, or T5's learned
-bucket bias. After training at ``train_length`` each is scored per position out to ``eval_factor`` × that length,
-and the RoPE model is also run zero-shot at ``extension_factor`` × with PI, NTK-aware and YaRN frequencies taken from
-:func:`posenc_core.rope_frequencies`.
+bucket bias. Everything an encoding needs at every step (the sinusoid table, RoPE's cos/sin, ALiBi's slopes) is a
+buffer made once, so a step copies nothing from the host. After training at ``train_length`` each is scored per
+position out to ``eval_factor`` × that length (retrieval: per distance), and the RoPE model is also run zero-shot at
+``extension_factor`` × with PI, NTK-aware and YaRN frequencies taken from :func:`posenc_core.rope_frequencies`.
 
-Command line (deterministic for a seed; ``--preset gpu`` is the larger run for a CUDA machine)::
+Command line (deterministic for a seed on a given device; ``--preset gpu`` is the larger run for a CUDA machine)::
 
-    python -m posenc_core.torch_backend.lab --out results.json [--preset cpu|gpu|tiny] [--seed 0] [--device cpu]
+    python -m posenc_core.torch_backend.lab --task {lag,retrieval,text} --preset {tiny,cpu,gpu} --seeds N \
+        --out results.json [--device cpu|cuda|mps]
 """
 
 from __future__ import annotations
@@ -24,33 +26,116 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..lab_task import ENCODINGS, EXTENSIONS, PRESETS, LabConfig, optimal_loss
-from . import alibi_bias, apply_rope, pick_device, rope_frequencies, sinusoidal, t5_relative_bucket
+from ..lab_task import (
+    ENCODINGS,
+    EXTENSIONS,
+    PRESETS,
+    TASKS,
+    LabConfig,
+    for_task,
+    optimal_loss,
+    retrieval_distances,
+    text_corpus,
+)
+from . import alibi_slopes, pick_device, rope_cos_sin, rope_frequencies, rotate_pairs, sinusoidal, t5_relative_bucket
 
-__all__ = ["ENCODINGS", "EXTENSIONS", "PRESETS", "LabCancelled", "LabConfig", "optimal_loss", "run_lab"]
+__all__ = ["ENCODINGS", "EXTENSIONS", "PRESETS", "TASKS", "LabCancelled", "LabConfig", "optimal_loss", "run_lab"]
 
 
 class LabCancelled(Exception):
     """Raised inside :func:`run_lab` when the progress callback asks to stop."""
 
 
-# --- the data --------------------------------------------------------------------------------------------------
+# --- the data: every task's batches, made on the device ----------------------------------------------------------
 
 
-def sample_batch(config: LabConfig, length: int, batch: int, generator: torch.Generator) -> torch.Tensor:
-    """(batch, length) int64 tokens from the lag-copy source (on the CPU; deterministic for the generator)."""
-    perm = torch.randperm(config.vocab_size, generator=torch.Generator().manual_seed(config.seed))
-    tokens = torch.randint(config.vocab_size, (batch, length), generator=generator)
-    keep = torch.rand((batch, length), generator=generator) >= config.noise
-    for t in range(config.lag, length):  # sequential: x_t depends on the already-final x_{t−lag}
-        tokens[:, t] = torch.where(keep[:, t], perm[tokens[:, t - config.lag]], tokens[:, t])
-    return tokens
+class Source:
+    r"""Batches of one task for one seed, drawn on ``device`` from its own generator (so every encoding sees the same
+    batches). ``batch(n, length)`` gives training sequences; the evaluation sets are fixed by the seed."""
+
+    def __init__(self, config: LabConfig, device: torch.device) -> None:
+        self.config, self.device = config, device
+        self.generator = torch.Generator(device=device).manual_seed(config.seed)
+        if config.task == "lag":
+            # π and its powers: π^k(v) for k = 0 … ⌈L_max / lag⌉ (a token k copies down its chain is π^k of its start)
+            perm = torch.randperm(config.vocab_size, generator=torch.Generator().manual_seed(config.seed))
+            steps = -(-max(config.eval_length, config.extension_factor * config.train_length) // config.lag) + 1
+            powers = [torch.arange(config.vocab_size)]
+            for _ in range(steps):
+                powers.append(perm[powers[-1]])
+            self.powers = torch.stack(powers).to(device)  # (K, V)
+        if config.task == "text":
+            corpus = text_corpus()
+            self.train_bytes = torch.from_numpy(corpus.train.copy()).to(device)
+            self.held_out_bytes = torch.from_numpy(corpus.held_out.copy()).to(device)
+
+    def batch(self, n: int, length: int, generator: torch.Generator | None = None) -> torch.Tensor:
+        r"""(n, length) int64 training tokens (retrieval: value anywhere before the query, which is second to last)."""
+        generator = generator or self.generator
+        if self.config.task == "lag":
+            return self._lag(n, length, generator)
+        if self.config.task == "retrieval":
+            value_at = torch.randint(length - 2, (n,), generator=generator, device=self.device)
+            return self._retrieval(n, length, value_at, generator)
+        starts = torch.randint(self.train_bytes.numel() - length, (n, 1), generator=generator, device=self.device)
+        return self.train_bytes[starts + torch.arange(length, device=self.device)].long()
+
+    def evaluation(self, length: int) -> torch.Tensor:
+        r"""The fixed (eval_sequences, length) evaluation set of the lag and text tasks."""
+        n = self.config.eval_sequences
+        if self.config.task == "text":  # evenly spaced windows over the held-out text
+            starts = torch.linspace(0, self.held_out_bytes.numel() - length - 1, n, device=self.device).long()
+            return self.held_out_bytes[starts[:, None] + torch.arange(length, device=self.device)].long()
+        generator = torch.Generator(device=self.device).manual_seed(10_000 + self.config.seed)
+        return self._lag(n, length, generator)
+
+    def retrieval_at(self, distance: int) -> torch.Tensor:
+        r"""(n, distance + 2): the value at position 0, the query ``distance`` later, then the answer.
+
+        n is ``eval_sequences`` up to 4 L, then falls as 1/distance to no fewer than 8: attention with a bias costs
+        n·L² (ALiBi's and T5's masks take PyTorch's plain path on a CPU: 13 s for 64 sequences of 1024 tokens), and
+        a band beyond 4 L still pools about 40 sequences per seed over its distances.
+        """
+        generator = torch.Generator(device=self.device).manual_seed(20_000 + 7919 * self.config.seed + distance)
+        config = self.config
+        n = max(8, min(config.eval_sequences, config.eval_sequences * 4 * config.train_length // distance))
+        return self._retrieval(n, distance + 2, torch.zeros(n, dtype=torch.int64, device=self.device), generator)
+
+    def _lag(self, n: int, length: int, generator: torch.Generator) -> torch.Tensor:
+        v, lag = self.config.vocab_size, self.config.lag
+        fresh = torch.randint(v, (n, length), generator=generator, device=self.device)
+        keep = torch.rand((n, length), generator=generator, device=self.device) >= self.config.noise
+        # Position t = r + lag·j sits on chain r at link j. Link j is fresh where noise struck (or j = 0); otherwise
+        # it is π of link j − 1, so it equals π^(j − s)(fresh_s), s the last fresh link at or before j.
+        t = torch.arange(length, device=self.device)
+        link = t // lag
+        restart = ~keep | (t < lag)
+        last_fresh = _cummax_along_chains(torch.where(restart, t, 0), lag)  # (n, L): the chain's last restart
+        return self.powers[link - last_fresh.div(lag, rounding_mode="floor"), fresh.gather(1, last_fresh)]
+
+    def _retrieval(self, n: int, length: int, value_at: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        v = self.config.vocab_size
+        tokens = torch.randint(v, (n, length), generator=generator, device=self.device)  # filler 0 … V − 1
+        values = v + 1 + torch.randint(v, (n,), generator=generator, device=self.device)  # values V + 1 … 2V
+        rows = torch.arange(n, device=self.device)
+        tokens[rows, value_at] = values
+        tokens[:, length - 2] = v  # the query token
+        tokens[:, length - 1] = values
+        return tokens
+
+
+def _cummax_along_chains(x: torch.Tensor, lag: int) -> torch.Tensor:
+    r"""Running maximum of ``x`` (n, L) along each chain of positions r, r + lag, r + 2·lag, …"""
+    n, length = x.shape
+    padded = F.pad(x, (0, (-length) % lag), value=0).view(n, -1, lag)  # (n, links, lag): column r is chain r
+    return padded.cummax(dim=1).values.view(n, -1)[:, :length]
 
 
 # --- the model -------------------------------------------------------------------------------------------------
@@ -70,10 +155,8 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, rope: tuple | None) -> torch.Tensor:
         b, length, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).view(b, length, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
-        if rope is not None:  # (positions, inv_freq, attention_factor): rotate q and k, (B, H, L, d_head)
-            positions, inv_freq, factor = rope
-            q = apply_rope(q, positions, inv_freq, attention_factor=factor)
-            k = apply_rope(k, positions, inv_freq, attention_factor=factor)
+        if rope is not None:  # (cos, sin), each (L, d_head/2): rotate q and k, (B, H, L, d_head)
+            q, k = rotate_pairs(q, *rope), rotate_pairs(k, *rope)
         attn = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)
         x = x + self.proj(attn.transpose(1, 2).reshape(b, length, d))
         return x + self.mlp(self.ln2(x))
@@ -87,49 +170,68 @@ class TinyLM(nn.Module):
         super().__init__()
         self.config, self.encoding = config, encoding
         d, h = config.d_model, config.n_heads
-        self.tokens = nn.Embedding(config.vocab_size, d)
+        longest = max(config.eval_length, config.extension_factor * config.train_length)
+        # Every input signal starts at one scale: token vectors and learned position rows N(0, 1) (PyTorch's default),
+        # sinusoid entries of RMS 1/√2. A learned table 50 times smaller (GPT-2's 0.02 beside N(0, 1) tokens) would be
+        # drowned, and the "learned" model would train as one with no position at all; a 0.02 token table would be
+        # drowned by the sinusoids. The rows past the training length stay N(0, 1): random, as in a real model.
+        self.tokens = nn.Embedding(config.vocab, d)
         self.blocks = nn.ModuleList(Block(d, h) for _ in range(config.n_layers))
         self.ln_f = nn.LayerNorm(d)
-        self.head = nn.Linear(d, config.vocab_size)
+        self.head = nn.Linear(d, config.vocab)
         if encoding == "learned":  # as long as the longest evaluation; rows ≥ train_length are never trained
-            self.positions = nn.Embedding(max(config.eval_length, config.extension_factor * config.train_length), d)
-            nn.init.normal_(self.positions.weight, std=0.02)
+            self.positions = nn.Embedding(longest, d)
         if encoding == "t5":  # one learned scalar per (bucket, head), shared by all layers as in T5
             self.t5_bias = nn.Embedding(config.t5_buckets, h)
+        if encoding == "sinusoidal":
+            self.register_buffer("sinusoid", sinusoidal(longest, d, dtype=torch.float32), persistent=False)
+        if encoding == "alibi":
+            self.register_buffer("slopes", alibi_slopes(h).to(torch.float32), persistent=False)
+        if encoding == "rope":
+            cos, sin = self.rope_tables(longest, None)
+            self.register_buffer("rope_cos", cos, persistent=False)
+            self.register_buffer("rope_sin", sin, persistent=False)
 
-    def forward(self, tokens: torch.Tensor, rope_scaling: dict | None = None) -> torch.Tensor:
+    def rope_tables(self, length: int, rope_scaling: dict | None) -> tuple[torch.Tensor, torch.Tensor]:
+        r"""(L, d_head/2) cos and sin for the RoPE frequencies of ``rope_scaling`` (None: as trained)."""
+        freqs = rope_frequencies(
+            self.config.d_model // self.config.n_heads,
+            rope_scaling=rope_scaling,
+            max_position_embeddings=self.config.train_length,
+            seq_len=length,  # dynamic NTK reads the length actually run
+        )
+        positions = torch.arange(length, dtype=torch.float64)
+        return rope_cos_sin(positions, freqs.inv_freq, attention_factor=freqs.attention_factor, dtype=torch.float32)
+
+    def forward(self, tokens: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+        r"""Logits (B, L, vocab); ``rope`` replaces the trained RoPE tables (zero-shot extension)."""
         length, device = tokens.shape[1], tokens.device
         x = self.tokens(tokens)
-        positions = torch.arange(length, device=device)
         if self.encoding == "learned":
-            x = x + self.positions(positions)
+            x = x + self.positions.weight[:length]
         elif self.encoding == "sinusoidal":
-            x = x + sinusoidal(length, self.config.d_model, dtype=x.dtype, device=device)
-        mask, rope = self._mask(length, device), None
+            x = x + self.sinusoid[:length]
         if self.encoding == "rope":
-            freqs = rope_frequencies(
-                self.config.d_model // self.config.n_heads,
-                rope_scaling=rope_scaling,
-                max_position_embeddings=self.config.train_length,
-                device=device,
-            )
-            rope = (positions, freqs.inv_freq, freqs.attention_factor)
+            cos, sin = rope if rope is not None else (self.rope_cos, self.rope_sin)
+            rope = (cos[:length], sin[:length])
+        mask = self._mask(length, device)
         for block in self.blocks:
             x = block(x, mask, rope)
         return self.head(self.ln_f(x))
 
     def _mask(self, length: int, device: torch.device) -> torch.Tensor | None:
         """The additive (H, L, L) bias with −inf on future keys, or None for a plain causal mask."""
-        if self.encoding == "alibi":
-            return alibi_bias(self.config.n_heads, length, device=device).to(torch.float32)
-        if self.encoding == "t5":
-            rel = torch.arange(length, device=device)[None, :] - torch.arange(length, device=device)[:, None]
+        if self.encoding not in ("alibi", "t5"):
+            return None
+        rel = torch.arange(length, device=device)[None, :] - torch.arange(length, device=device)[:, None]  # j − i
+        if self.encoding == "alibi":  # −m_h (i − j) on and below the diagonal (Press et al. 2022, §3)
+            bias = self.slopes[:, None, None] * rel.to(torch.float32)
+        else:
             buckets = t5_relative_bucket(
                 rel, bidirectional=False, num_buckets=self.config.t5_buckets, max_distance=self.config.t5_max_distance
             )
             bias = self.t5_bias(buckets).permute(2, 0, 1)  # (H, L, L)
-            return bias.masked_fill(rel > 0, float("-inf"))
-        return None
+        return bias.masked_fill(rel > 0, float("-inf"))
 
 
 # --- training and evaluation ------------------------------------------------------------------------------------
@@ -137,75 +239,160 @@ class TinyLM(nn.Module):
 Progress = Callable[[float, str], bool]  # (fraction done, message) -> keep going?
 
 
-def run_lab(config: LabConfig, *, device: str | None = None, progress: Progress | None = None) -> dict:
-    """Train one model per encoding, evaluate each per position, return everything as plain JSON-able data."""
+def run_lab(
+    config: LabConfig,
+    *,
+    seeds: Sequence[int] | None = None,
+    device: str | None = None,
+    progress: Progress | None = None,
+) -> dict:
+    r"""Train one model per encoding and seed, evaluate each, return everything as plain JSON-able data.
+
+    ``runs.<encoding>.loss`` is the mean over seeds of the loss at each entry of ``positions`` (lag, text: the
+    position of the predicted token; retrieval: the distance from the value to the query); ``loss_seeds`` holds each
+    seed's curve. ``optimal_loss`` is aligned with ``positions`` (``None`` for text).
+    """
+    seeds = [config.seed] if seeds is None else [int(s) for s in seeds]
     dev = pick_device(device)
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     started = time.perf_counter()
-    results: dict = {"config": dataclasses.asdict(config), "device": str(dev), "torch": torch.__version__}
-    results["optimal_loss"] = optimal_loss(config, config.eval_length).tolist()
-    eval_data = sample_batch(
-        config, config.eval_length, config.eval_sequences, torch.Generator().manual_seed(10_000 + config.seed)
-    )
-    total = len(config.encodings) * config.steps
-    runs = {}
-    for n, encoding in enumerate(config.encodings):
-        model, stats = _train(config, encoding, dev, progress, done=n * config.steps, total=total)
-        stats.update(_evaluate(model, eval_data.to(dev), None))
-        if encoding == "rope":
-            ext_length = config.extension_factor * config.train_length
-            stats["extension"] = {
-                str(kind): _evaluate(model, eval_data[:, :ext_length].to(dev), kind) for kind in EXTENSIONS
-            }
-        runs[encoding] = stats
-    results["runs"] = runs
+    per_seed: dict[str, list[dict]] = {name: [] for name in config.encodings}
+    total = len(seeds) * len(config.encodings) * config.steps
+    done = 0
+    for seed in seeds:
+        seeded = dataclasses.replace(config, seed=seed)
+        source = Source(seeded, dev)
+        for encoding in config.encodings:
+            model, stats = _train(seeded, encoding, source, progress, done=done, total=total)
+            done += config.steps
+            stats.update(_evaluate(model, source, seeded.eval_length))
+            if encoding == "learned" and seed == seeds[0]:  # the trained table, to 4 L: rows past L never moved
+                rows = min(4 * seeded.train_length, model.positions.num_embeddings)
+                stats["table"] = np.round(model.positions.weight[:rows].detach().cpu().numpy(), 5).tolist()
+            if encoding == "rope":
+                length = seeded.extension_factor * seeded.train_length
+                stats["extension"] = {str(kind): _evaluate(model, source, length, kind) for kind in EXTENSIONS}
+            per_seed[encoding].append(stats)
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    positions = _positions(config, config.eval_length)
+    optimum = optimal_loss(config, config.eval_length)  # per token position; retrieval: 0 at every distance
+    if optimum is not None:
+        optimum = optimum[positions] if config.task == "lag" else np.zeros(positions.size)
+    results: dict = {
+        "task": config.task,
+        "config": dataclasses.asdict(config) | {"seed": seeds[0]},
+        "seeds": seeds,
+        "device": str(dev),
+        "torch": torch.__version__,
+        "positions": positions.tolist(),
+        "extension_positions": _positions(config, config.extension_factor * config.train_length).tolist(),
+        "optimal_loss": None if optimum is None else optimum.tolist(),
+        "runs": {name: _merge(stats) for name, stats in per_seed.items()},
+    }
+    if config.task == "text":
+        results["corpus"] = text_corpus().describe()
     results["seconds"] = time.perf_counter() - started
     return results
 
 
-def _train(config: LabConfig, encoding: str, device: torch.device, progress: Progress | None, *, done: int, total: int):
+def _positions(config: LabConfig, length: int) -> np.ndarray:
+    r"""What each evaluated loss is indexed by: the predicted token's position, or the retrieval distance."""
+    return retrieval_distances(config, length - 2) if config.task == "retrieval" else np.arange(1, length)
+
+
+def _merge(stats: list[dict]) -> dict:
+    r"""Per-seed results → the mean curve under each key and every seed's curve under ``<key>_seeds``."""
+    merged: dict = {}
+    for key in ("loss", "accuracy", "train_loss"):
+        curves = np.asarray([s[key] for s in stats])
+        merged[key], merged[f"{key}_seeds"] = curves.mean(axis=0).tolist(), curves.tolist()
+    if "table" in stats[0]:
+        merged["table"] = stats[0]["table"]  # (4 L, d) of the first seed
+    merged["train_seconds"] = float(sum(s["train_seconds"] for s in stats))
+    merged["tokens_per_second"] = float(np.mean([s["tokens_per_second"] for s in stats]))
+    if "extension" in stats[0]:
+        merged["extension"] = {}
+        for kind in stats[0]["extension"]:
+            runs = [s["extension"][kind] for s in stats]
+            merged["extension"][kind] = {
+                k: v for key in ("loss", "accuracy") for k, v in _mean_and_seeds([r[key] for r in runs], key).items()
+            }
+    return merged
+
+
+def _mean_and_seeds(curves: list[list[float]], key: str) -> dict:
+    array = np.asarray(curves)
+    return {key: array.mean(axis=0).tolist(), f"{key}_seeds": array.tolist()}
+
+
+def _learning_rate(config: LabConfig, step: int) -> float:
+    return config.lr * min(1.0, (step + 1) / 30) * 0.5 * (1 + math.cos(math.pi * step / config.steps))
+
+
+def _train(config: LabConfig, encoding: str, source: Source, progress: Progress | None, *, done: int, total: int):
+    device = source.device
     torch.manual_seed(config.seed)
     model = TinyLM(config, encoding).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)  # no weight decay: untrained rows stay as they are
-    generator = torch.Generator().manual_seed(config.seed)  # the same batches for every encoding
-    losses, started = [], time.perf_counter()
+    generator = torch.Generator(device=device).manual_seed(config.seed)  # the same batches for every encoding
+    losses = torch.zeros(config.steps, device=device)  # kept on the device: no wait on the host per step
+    started = time.perf_counter()
     for step in range(config.steps):
-        lr = config.lr * min(1.0, (step + 1) / 30) * 0.5 * (1 + math.cos(math.pi * step / config.steps))
         for group in optimizer.param_groups:
-            group["lr"] = lr  # 30-step warm-up, then cosine decay
-        tokens = sample_batch(config, config.train_length, config.batch_size, generator).to(device)
-        logits = model(tokens[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, config.vocab_size), tokens[:, 1:].reshape(-1))
+            group["lr"] = _learning_rate(config, step)  # 30-step warm-up, then cosine decay
+        tokens = source.batch(config.batch_size, config.train_length, generator)
+        loss = _loss(model, tokens, config.task)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        losses.append(loss.item())
+        losses[step] = loss.detach()
         if progress is not None and not progress(
-            (done + step + 1) / total, f"{encoding}: step {step + 1}/{config.steps}"
+            (done + step + 1) / total, f"{encoding} (seed {config.seed}): step {step + 1}/{config.steps}"
         ):
             raise LabCancelled(f"cancelled while training {encoding}")
+    losses = losses.cpu()  # waits for the device once, at the end
     seconds = time.perf_counter() - started
     tokens_per_s = config.steps * config.batch_size * (config.train_length - 1) / seconds
     return model, {
-        "train_loss": losses[:: max(1, config.steps // 100)],
+        "train_loss": losses[:: max(1, config.steps // 100)].tolist(),
         "train_seconds": seconds,
         "tokens_per_second": tokens_per_s,
     }
 
 
+def _loss(model: TinyLM, tokens: torch.Tensor, task: str) -> torch.Tensor:
+    r"""Next-token cross-entropy over every position, or, for retrieval, of the answer alone."""
+    logits = model(tokens[:, :-1])
+    if task == "retrieval":
+        return F.cross_entropy(logits[:, -1], tokens[:, -1])
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
+
+
 @torch.no_grad()
-def _evaluate(model: TinyLM, tokens: torch.Tensor, rope_type: str | None) -> dict:
-    """Per-position loss (nats) and accuracy of predicting token t + 1 from tokens 0 … t."""
+def _evaluate(model: TinyLM, source: Source, length: int, rope_type: str | None = None) -> dict:
+    r"""Loss (nats) and accuracy at every evaluated position (retrieval: at every distance) up to ``length``."""
     model.eval()
-    scaling = None
+    config = model.config
+    rope = None
     if rope_type is not None:
-        scaling = {"rope_type": rope_type, "factor": float(model.config.extension_factor)}
+        scaling = {"rope_type": rope_type, "factor": float(config.extension_factor)}
         if rope_type == "yarn":
-            scaling["original_max_position_embeddings"] = model.config.train_length
-    logits = model(tokens[:, :-1], rope_scaling=scaling)
-    target = tokens[:, 1:]
-    loss = F.cross_entropy(logits.transpose(1, 2), target, reduction="none").mean(0)  # (L − 1,)
-    accuracy = (logits.argmax(-1) == target).float().mean(0)
+            scaling["original_max_position_embeddings"] = config.train_length
+        rope = tuple(t.to(source.device) for t in model.rope_tables(length, scaling))
+    if config.task == "retrieval":
+        losses, hits = [], []
+        for distance in _positions(config, length):
+            tokens = source.retrieval_at(int(distance))
+            logits = model(tokens[:, :-1], rope)[:, -1]
+            losses.append(F.cross_entropy(logits, tokens[:, -1]))
+            hits.append((logits.argmax(-1) == tokens[:, -1]).float().mean())
+        loss, accuracy = torch.stack(losses), torch.stack(hits)
+    else:
+        tokens = source.evaluation(length)
+        logits = model(tokens[:, :-1], rope)
+        target = tokens[:, 1:]
+        loss = F.cross_entropy(logits.transpose(1, 2), target, reduction="none").mean(0)  # (L − 1,)
+        accuracy = (logits.argmax(-1) == target).float().mean(0)
     model.train()
     return {"loss": loss.cpu().tolist(), "accuracy": accuracy.cpu().tolist()}
 
@@ -226,7 +413,7 @@ class _Bar:
             self.shown = step
             filled = int(30 * fraction)
             end = "" if self.tty else "\n"
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {step:3d}%  {message:<32}{end}")
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {step:3d}%  {message:<40}{end}")
             sys.stderr.flush()
         return True
 
@@ -234,14 +421,22 @@ class _Bar:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Train tiny Transformers per position encoding; test past L_train.")
     parser.add_argument("--out", required=True, help="where to write the results (JSON)")
+    parser.add_argument("--task", choices=TASKS, default="lag")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, default=1, help="how many seeds: --seed, --seed + 1, …")
+    parser.add_argument("--seed", type=int, default=0, help="the first seed")
     parser.add_argument("--steps", type=int, help="override the preset's training steps")
+    parser.add_argument("--lag", type=int, help="the lag task's lag (default 2)")
+    parser.add_argument("--encodings", help="comma-separated subset of " + ",".join(ENCODINGS))
     parser.add_argument("--device", choices=("cuda", "mps", "cpu"), help="default: CUDA, then MPS, then CPU")
     args = parser.parse_args(argv)
-    overrides = {"seed": args.seed} | ({"steps": args.steps} if args.steps else {})
-    config = dataclasses.replace(PRESETS[args.preset], **overrides)
-    results = run_lab(config, device=args.device, progress=_Bar())
+    overrides: dict = {"seed": args.seed}
+    overrides |= {"steps": args.steps} if args.steps else {}
+    overrides |= {"lag": args.lag} if args.lag else {}
+    overrides |= {"encodings": tuple(args.encodings.split(","))} if args.encodings else {}
+    config = dataclasses.replace(for_task(PRESETS[args.preset], args.task), **overrides)
+    seeds = range(args.seed, args.seed + args.seeds)
+    results = run_lab(config, seeds=seeds, device=args.device, progress=_Bar())
     results["command"] = "python -m posenc_core.torch_backend.lab " + " ".join(sys.argv[1:] if argv is None else argv)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(results, f)

@@ -1,7 +1,14 @@
-r"""Figures of page 9: loss (or accuracy) per position for each encoding, RoPE's zero-shot extensions, training."""
+r"""Figures of page 9: loss (or accuracy) per position for each encoding with its spread over seeds, RoPE's
+zero-shot extensions, and training.
+
+Every curve is the mean over seeds; the shaded band around it runs from the lowest to the highest seed at each
+position (none for a single seed). Retrieval is drawn against distance on a logarithmic axis (it is tested out to
+32 training lengths); the other tasks against position.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -11,87 +18,120 @@ from ..i18n import t
 from .style import BLACK, BLUE, ENCODING_COLOURS, GREEN, ORANGE, VERMILION, WALL_COLOUR, figure
 
 #: Six encodings and the optimum make a legend too wide for a phone's title row: it goes under the plot.
-LEGEND_BELOW = {"legend": {"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.2, "yanchor": "top"},
+LEGEND_BELOW = {"legend": {"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.22, "yanchor": "top"},
                 "margin": {"l": 56, "r": 16, "t": 40, "b": 40}}  # fmt: skip
 
 #: RoPE evaluated past its training length with each zero-shot scaling (None: as trained).
 EXTENSION_COLOURS = {"None": GREEN, "linear": ORANGE, "ntk": BLUE, "yarn": VERMILION}
+BAND_ALPHA = 0.18
 
 
-def _wall(x: float, label: str) -> dict[str, list[dict]]:
-    r"""A labelled vertical line at the training length."""
+def _wall(x: float, label: str, *, log_axis: bool = False) -> dict[str, list[dict]]:
+    r"""A labelled vertical line at the training length (on a log axis plotly places the label by log10 x)."""
+    label_x = math.log10(x) if log_axis else x
     return {
         "shapes": [{"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
                     "line": {"color": WALL_COLOUR, "dash": "dash", "width": 1.5}}],
-        "annotations": [{"xref": "x", "yref": "paper", "x": x, "y": 1.0, "xanchor": "left", "yanchor": "top",
-                         "text": f" {label}", "showarrow": False, "font": {"color": WALL_COLOUR}}],
+        "annotations": [{"xref": "x", "yref": "paper", "x": label_x, "y": 1.0, "xanchor": "left", "yanchor": "top",
+                         "text": f" {label}", "showarrow": False, "font": {"color": WALL_COLOUR},
+                         "bgcolor": "rgba(255,255,255,0.8)"}],
     }  # fmt: skip
 
 
-def _curve(y: np.ndarray, name: str, colour: str, *, dash: str = "solid", x: np.ndarray | None = None) -> dict:
-    r"""A line trace; x defaults to positions 1, 2, … (position t predicts token t + 1)."""
-    x = np.arange(1, y.size + 1) if x is None else x
-    return {"type": "scatter", "mode": "lines", "x": x, "y": np.asarray(y, dtype=np.float32), "name": name,
+def _rgba(hex_colour: str, alpha: float) -> str:
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _line(x: np.ndarray, y: np.ndarray, name: str, colour: str, *, dash: str = "solid") -> dict:
+    return {"type": "scatter", "mode": "lines", "x": np.asarray(x, dtype=np.float32),
+            "y": np.asarray(y, dtype=np.float32), "name": name, "legendgroup": name,
             "line": {"color": colour, "width": 1.8, "dash": dash}}  # fmt: skip
 
 
-def _optimum(y: np.ndarray, lang: str) -> dict:
-    return _curve(y, t("lab.optimum", lang), BLACK, dash="dot")
+def _spread(x: np.ndarray, seeds: np.ndarray, name: str, colour: str) -> list[dict]:
+    r"""The mean over seeds as a line, over a band from the lowest to the highest seed (when there are several)."""
+    seeds = np.atleast_2d(seeds)
+    traces = []
+    if seeds.shape[0] > 1:
+        low, high = seeds.min(axis=0), seeds.max(axis=0)
+        traces.append({"type": "scatter", "mode": "lines", "x": np.concatenate([x, x[::-1]]).astype(np.float32),
+                       "y": np.concatenate([high, low[::-1]]).astype(np.float32), "fill": "toself",
+                       "fillcolor": _rgba(colour, BAND_ALPHA), "line": {"width": 0}, "hoverinfo": "skip",
+                       "showlegend": False, "legendgroup": name, "name": name})  # fmt: skip
+    traces.append(_line(x, seeds.mean(axis=0), name, colour))
+    return traces
 
 
-def _y_title(metric: str, lang: str) -> str:
-    return t(f"lab.axis_{metric}", lang)
+def _axes(task: str, metric: str, lang: str) -> dict[str, object]:
+    x_title = t("lab.axis_distance" if task == "retrieval" else "lab.axis_position", lang)
+    extra: dict[str, object] = {"x": x_title, "y": t(f"lab.axis_{metric}", lang)}
+    if task == "retrieval":
+        extra["xaxis_type"] = "log"
+    return extra
 
 
 def _per_position(
-    data: list[dict], optimum: np.ndarray | None, *, title: str, config: Mapping[str, int], metric: str, lang: str
-) -> go.Figure:
-    r"""Lines over positions, the optimum dotted (cut to the lines' length), the training length L dashed."""
-    if optimum is not None and data:
-        data = [*data, _optimum(optimum[: len(data[0]["y"])], lang)]
-    length = config["train_length"]
+    data: list[dict], optimum: np.ndarray | None, x: np.ndarray, *, title: str, task: str, train_length: int,
+    metric: str, lang: str,
+) -> go.Figure:  # fmt: skip
+    r"""Curves over positions (or distances), the optimum dotted, the training length L dashed."""
+    if optimum is not None:
+        data = [*data, _line(x, optimum, t("lab.optimum", lang), BLACK, dash="dot")]
+    axes = _axes(task, metric, lang)
+    layout = {"xaxis": {"type": axes.pop("xaxis_type")}} if "xaxis_type" in axes else {}
     return figure(
-        data, title=title, x=t("lab.axis_position", lang), y=_y_title(metric, lang), height=440,
-        **LEGEND_BELOW, **_wall(length, t("lab.wall", lang, length=length)),
+        data, title=title, height=460, **axes, **layout, **LEGEND_BELOW,
+        **_wall(train_length, t("lab.wall", lang, length=train_length), log_axis=task == "retrieval"),
     )  # fmt: skip
 
 
 def by_position(
+    x: np.ndarray,
     curves: Mapping[str, np.ndarray],
     optimum: np.ndarray | None,
     *,
-    config: Mapping[str, int],
+    task: str,
+    train_length: int,
     metric: str,
     lang: str,
 ) -> go.Figure:
-    r"""One line per encoding over positions 1 … 8L."""
-    data = [_curve(y, t(f"enc.{name}", lang), ENCODING_COLOURS.get(name, BLACK)) for name, y in curves.items()]
-    title = t("lab.fig_by_position", lang, length=config["train_length"])
-    return _per_position(data, optimum, title=title, config=config, metric=metric, lang=lang)
+    r"""One line per encoding (mean over seeds, band = lowest to highest seed) over positions or distances."""
+    data = [trace for name, seeds in curves.items()
+            for trace in _spread(x, seeds, t(f"enc.{name}", lang), ENCODING_COLOURS.get(name, BLACK))]  # fmt: skip
+    factor = round(float(x.max()) / train_length)
+    title = t(f"lab.fig_by_position.{task}", lang, length=train_length, factor=factor)
+    return _per_position(data, optimum, x, title=title, task=task, train_length=train_length, metric=metric,
+                         lang=lang)  # fmt: skip
 
 
 def extension(
+    x: np.ndarray,
     curves: Mapping[str, np.ndarray],
     optimum: np.ndarray | None,
     *,
-    config: Mapping[str, int],
+    task: str,
+    train_length: int,
+    factor: int,
     metric: str,
     lang: str,
 ) -> go.Figure:
-    r"""The RoPE model at ``extension_factor`` × L: as trained, and with PI, NTK-aware and YaRN frequencies."""
-    data = [_curve(y, t(f"lab.ext.{kind}", lang), EXTENSION_COLOURS.get(kind, BLACK)) for kind, y in curves.items()]
-    title = t("lab.fig_extension", lang, factor=config["extension_factor"])
-    return _per_position(data, optimum, title=title, config=config, metric=metric, lang=lang)
+    r"""The RoPE model at ``factor`` × L: as trained, and with PI, NTK-aware and YaRN frequencies."""
+    data = [trace for kind, seeds in curves.items()
+            for trace in _spread(x, seeds, t(f"lab.ext.{kind}", lang), EXTENSION_COLOURS.get(kind, BLACK))]  # fmt: skip
+    title = t("lab.fig_extension", lang, factor=factor)
+    return _per_position(data, optimum, x, title=title, task=task, train_length=train_length, metric=metric,
+                         lang=lang)  # fmt: skip
 
 
-def training(curves: Mapping[str, np.ndarray], *, optimum: float, steps: int, lang: str) -> go.Figure:
-    r"""Training loss (sampled along the run) per encoding, and the optimum."""
-    data = [
-        _curve(y, t(f"enc.{name}", lang), ENCODING_COLOURS.get(name, BLACK), x=np.linspace(1, steps, y.size))
-        for name, y in curves.items()
-    ]
-    data.append(_curve(np.array([optimum, optimum]), t("lab.optimum", lang), BLACK, dash="dot", x=np.array([1, steps])))
+def training(curves: Mapping[str, np.ndarray], *, steps: int, lang: str) -> go.Figure:
+    r"""Training loss (sampled along the run) per encoding, mean and spread over seeds."""
+    data = []
+    for name, seeds in curves.items():
+        seeds = np.atleast_2d(seeds)
+        x = np.linspace(1, steps, seeds.shape[1])
+        data += _spread(x, seeds, t(f"enc.{name}", lang), ENCODING_COLOURS.get(name, BLACK))
     return figure(
-        data, title=t("lab.fig_training", lang), x=t("lab.axis_step", lang), y=_y_title("loss", lang), height=420,
+        data, title=t("lab.fig_training", lang), x=t("lab.axis_step", lang), y=t("lab.axis_loss", lang), height=420,
         **LEGEND_BELOW,
     )  # fmt: skip

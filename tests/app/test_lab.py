@@ -1,60 +1,89 @@
-r"""Page 9, the extrapolation lab: committed results, the gap table and checks, the store, and a real live run."""
+r"""Page 9, the extrapolation lab: the committed runs, what the page says about them, and a real live run."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
+import json
 
 import numpy as np
 import pytest
 
-from posenc_core.lab_task import PRESETS, optimal_loss
+from posenc_core.lab_task import PRESETS, band_table, for_task, optimal_loss
 from posenc_ui.views import lab
-from posenc_ui.views.lab import ENCODING_SETS, ResultStore, committed, gaps, live_config
+from posenc_ui.views.lab import COMMITTED, ENCODING_SETS, live_config
 
 SCRIPT = "pages/9_Extrapolation_lab.py"
+DEFAULTS = {p.name: p.default for p in lab.PARAMS}
 
 
-def fake_results(losses: dict[str, float], *, length: int = 4, factor: int = 4) -> dict:
-    r"""A results dict with constant loss per encoding and an optimum of 0.5 after the lag."""
-    config = dataclasses.asdict(dataclasses.replace(PRESETS["cpu"], train_length=length, eval_factor=factor, lag=1))
-    optimum = np.full(length * factor, 0.5)
-    optimum[0] = math.log(16)
-    runs = {name: {"loss": [0.5 + gap] * (length * factor - 1), "accuracy": [0.0] * (length * factor - 1),
-                   "train_loss": [1.0], "tokens_per_second": 1000.0} for name, gap in losses.items()}  # fmt: skip
-    return {"config": config, "optimal_loss": optimum.tolist(), "runs": runs}
+def values(**changed) -> dict:
+    return DEFAULTS | changed
 
 
-def test_committed_results_match_the_preset_they_were_made_with():
-    results = committed()
-    config = results["config"]
+@pytest.mark.parametrize(("task", "lag"), sorted(COMMITTED))
+def test_committed_runs_are_the_cpu_preset_with_three_seeds_and_say_how_they_were_made(task, lag):
+    results = json.loads(COMMITTED[(task, lag)].read_text())
+    config = dataclasses.replace(for_task(PRESETS["cpu"], task), lag=lag)
+    assert results["task"] == task and results["seeds"] == [0, 1, 2]
+    assert {k: v for k, v in results["config"].items() if k != "encodings"} == {
+        k: v for k, v in dataclasses.asdict(config).items() if k != "encodings"
+    }
     assert set(results["runs"]) == set(ENCODING_SETS["all"])
-    assert results["optimal_loss"] == pytest.approx(optimal_loss(PRESETS["cpu"], config["eval_factor"] * 32).tolist())
-    assert "--preset cpu" in results["command"]
+    assert f"--task {task}" in results["command"] and "--preset cpu --seeds 3" in results["command"]
+    for run in results["runs"].values():
+        assert np.allclose(run["loss"], np.mean(run["loss_seeds"], axis=0))  # the mean is the seeds' mean
+    if task == "lag":  # the stored optimum is the closed form at each evaluated position
+        want = optimal_loss(config, config.eval_length)[np.asarray(results["positions"])]
+        assert results["optimal_loss"] == pytest.approx(want.tolist())
 
 
-def test_gaps_are_measured_per_band_against_the_optimum():
-    table = gaps(fake_results({"learned": 0.0, "alibi": 2.0}, length=4, factor=4))
-    assert list(table["learned"]) == ["inside", "1-2", "2-4"]
-    assert table["learned"]["inside"] == pytest.approx(0.0)
-    assert table["alibi"]["2-4"] == pytest.approx(2.0)
+def test_the_band_table_is_read_from_the_seeds_not_from_the_mean():
+    results = lab.committed(values())
+    table = lab.table(values())
+    positions = np.asarray(results["positions"])
+    seeds = np.asarray(results["runs"]["learned"]["loss_seeds"]) - np.asarray(results["optimal_loss"])
+    inside = seeds[:, positions < results["config"]["train_length"]].mean(axis=1)  # one mean per seed
+    spread = table["learned"]["inside"]
+    assert (spread.low, spread.high) == pytest.approx((inside.min(), inside.max()))
 
 
-def test_the_committed_run_passes_both_checks():
-    values = {"source": "committed", "metric": "loss", "set": "all", "train_length": 32, "steps": 300, "seed": 0}
-    inside, beyond = lab.check_inside(values), lab.check_extrapolation(values)
-    assert inside.passed and inside.residual < 0.25
-    assert beyond.passed and beyond.residual > 1.0
+@pytest.mark.parametrize("task", ["lag", "retrieval", "text"])
+def test_findings_agree_with_the_numbers_they_quote(task):
+    v = values(task=task)
+    rows = band_table(dict(lab.committed(v)), "loss")
+    for name, (verdict, numbers) in lab.findings(v).items():
+        inside = rows[name]["inside"].mean
+        beyond = [s.mean for band, s in rows[name].items() if band != "inside"]
+        assert numbers["inside"] == f"{inside:.2f}" and numbers["end"] == f"{beyond[-1]:.2f}"
+        if verdict == "holds":
+            assert max(beyond) <= inside + lab.HOLDS
+        elif verdict == "fails":
+            assert beyond[-1] > inside + 1.0
+        elif verdict == "degrades":
+            assert inside + lab.HOLDS < max(beyond) and beyond[-1] <= inside + 1.0
 
 
-def test_store_keeps_the_most_recent_runs_only():
-    store = ResultStore(size=2)
-    configs = [dataclasses.replace(PRESETS["cpu"], seed=s) for s in range(3)]
-    for n, config in enumerate(configs):
-        store.put(config, {"n": n})
-    assert store.get(configs[0]) is None
-    assert store.get(configs[1]) == {"n": 1}
-    assert store.latest() == {"n": 1}  # reading made it the most recent
+def test_the_committed_lag_run_shows_alibi_holding_and_the_learned_table_failing():
+    findings = lab.findings(values(task="lag"))
+    assert findings["alibi"][0] == "holds" and findings["learned"][0] == "fails"
+    inside, beyond = lab.check_inside(values()), lab.check_extrapolation(values())
+    assert inside.passed and inside.key == "lab.check_inside"
+    assert beyond.passed and beyond.fmt_keys["best"] == "enc.alibi"
+
+
+def test_a_check_that_fails_says_so_in_its_own_words(monkeypatch):
+    results = json.loads(COMMITTED[("lag", 2)].read_text())
+    bad = json.loads(json.dumps(results))
+    bad["runs"]["rope"]["loss_seeds"] = (np.asarray(bad["runs"]["rope"]["loss_seeds"]) + 1.0).tolist()
+    monkeypatch.setattr(lab, "shown_results", lambda v: bad)
+    check = lab.check_inside(values())
+    assert not check.passed and check.key == "lab.check_inside_failed" and check.fmt_keys["encoding"] == "enc.rope"
+
+
+def test_live_config_follows_the_controls():
+    config = live_config(values(task="retrieval", set="contrast", train_length=16, steps=50, seed=3))
+    assert config.task == "retrieval" and config.encodings == ("learned", "alibi") and config.eval_factor == 32
+    assert live_config(values(task="lag", lag=8)).lag == 8
 
 
 def test_page_shows_committed_results_and_no_live_notice_by_default(open_page):
@@ -62,6 +91,17 @@ def test_page_shows_committed_results_and_no_live_notice_by_default(open_page):
     assert not at.exception
     assert not [i for i in at.info if "not been run" in i.value]
     assert [b for b in at.button if b.label == "Run"]
+    assert any("--seeds 3" in c.value for c in at.caption)  # which run is shown, and how it was made
+
+
+@pytest.mark.parametrize("task", ["retrieval", "text"])
+def test_every_task_draws_in_both_languages(open_page, task):
+    for lang in ("en", "zh"):
+        at = open_page(SCRIPT, lang=lang, params={"task": task})
+        assert not at.exception
+        assert at.session_state["lab.task"] == task
+    if task == "text":
+        assert any("pydoc_data.topics" in m.value for m in at.markdown)  # the corpus is named
 
 
 def test_live_source_without_a_run_says_so(open_page):
@@ -70,16 +110,27 @@ def test_live_source_without_a_run_says_so(open_page):
     assert any("还没有" in i.value for i in at.info)
 
 
+def test_embedded_page_shows_results_only(open_page):
+    at = open_page(SCRIPT, lang="en", context={"is_embedded": True})
+    assert not at.exception
+    assert not [b for b in at.button if b.label == "Run"]
+    assert any("live runs are on the full page" in c.value for c in at.caption)
+
+
 @pytest.mark.slow
-def test_a_live_run_trains_stores_and_switches_the_page_to_it(open_page):
+def test_a_live_run_trains_once_caches_on_disk_and_switches_the_page_to_it(open_page, tmp_path, monkeypatch):
+    monkeypatch.setenv("POSENC_LAB_CACHE", str(tmp_path))
     params = {"set": "contrast", "train_length": "16", "steps": "50", "seed": "3"}
     at = open_page(SCRIPT, lang="en", params=params)
-    values = {"source": "live", "metric": "loss", "set": "contrast", "train_length": 16, "steps": 50, "seed": 3}
-    assert lab.STORE.get(live_config(values)) is None
+    v = values(source="live", set="contrast", train_length=16, steps=50, seed=3)
+    assert lab.live_results(v) is None
     next(b for b in at.button if b.label == "Run").click()
     at.run(timeout=240)
     assert not at.exception
-    results = lab.STORE.get(live_config(values))
+    results = lab.live_results(v)
     assert results is not None and set(results["runs"]) == {"learned", "alibi"}
     assert at.session_state["lab.source"] == "live"
     assert any("have been trained" in s.value for s in at.success)
+    assert any("your live run" in c.value for c in at.caption)
+    assert not [e for e in at.error if "extension" in e.value.lower()]
+    assert any("RoPE was not among" in m.value for m in at.markdown)  # no empty RoPE figure for a run without it
