@@ -1,7 +1,8 @@
-r"""Page 4 — learned absolute positions: a BERT-style table, its hard wall, and why adding to words is fine."""
+r"""Page 4 — learned absolute positions: a BERT-style table, its hard wall, a table the lab trained, and why adding
+to words is fine."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.learned import VIEW, probe
+from posenc_ui.views.learned import VIEW, probe, trained_facts
 
 with start(VIEW) as page:
     page.text("intro")
@@ -17,6 +18,19 @@ with start(VIEW) as page:
     page.refusal(probe(page.values))
     page.figure("extrapolation")
     page.text("extrapolation")
+
+    page.heading("h_trained")
+    facts = trained_facts(page.values)  # the chosen lab model's shape, training length and first untouched row
+    page.text("trained", **facts)
+    page.controls("model")
+    page.figure("trained_table")
+    page.text("trained_table")
+    page.figure("trained_rows")
+    page.check("neighbours")
+    page.text("trained_rows", **facts)
+    page.text("untouched", **facts)
+    page.figure("untouched")
+    page.check("untouched")
 
     page.heading("h_onehot")
     page.text("onehot")

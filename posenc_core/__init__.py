@@ -70,6 +70,9 @@ from .learned import (
     embedding_sum_as_linear,
     learned_table,
     lookup_positions,
+    neighbour_cosine,
+    random_cosine_band,
+    row_distances,
 )
 from .model_config import rope_frequencies_from_config
 from .positions import binary_positions, integer_positions, normalized_positions
@@ -123,6 +126,7 @@ __all__ = [
     "learned_table",
     "longrope_attention_factor",
     "lookup_positions",
+    "neighbour_cosine",
     "neighbour_distances",
     "normalized_positions",
     "ntk_base",
@@ -132,6 +136,7 @@ __all__ = [
     "position_cross_scores",
     "position_score_matrix",
     "projection_weights",
+    "random_cosine_band",
     "random_logits",
     "relative_positions",
     "rope_angles",
@@ -148,6 +153,7 @@ __all__ = [
     "rope_scores_mixed_pairing",
     "rope_wavelengths",
     "rotations_in_context",
+    "row_distances",
     "self_attention",
     "shaw_relative_bias",
     "shaw_relative_index",

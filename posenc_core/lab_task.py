@@ -40,8 +40,10 @@ import numpy as np
 from .errors import PosEncError
 
 __all__ = [
-    "ENCODINGS", "EXTENSIONS", "PRESETS", "TASKS", "Band", "LabConfig", "Spread", "TextCorpus", "band_table",
-    "for_task", "length_bands", "optimal_loss", "retrieval_distances", "text_corpus",
+    "ENCODINGS", "EXCESS_TOLERANCE", "EXTENSIONS", "LEARNED_TOLERANCE", "PRESETS", "RISE_TOLERANCE", "TASKS", "Band",
+    "LabConfig", "Spread", "TextCorpus", "Verdict", "band_edges", "band_table", "extrapolation_verdicts", "for_task",
+    "length_bands", "optimal_loss", "retrieval_distances", "text_corpus", "verdict", "verdict_measures",
+    "verdict_tolerance",
 ]  # fmt: skip
 
 ENCODINGS = ("none", "learned", "sinusoidal", "rope", "alibi", "t5")
@@ -238,3 +240,95 @@ def band_table(results: dict, key: str = "loss", *, above_optimum: bool = True) 
                 row[band.name] = Spread(float(per_seed.mean()), float(per_seed.min()), float(per_seed.max()))
         table[name] = row
     return table
+
+
+# --- does an encoding extrapolate on a run: one rule, read by the lab page and by Compare ---------------------------
+
+# A run's numbers are band_table's: per band of positions (inside L, 1–2·L, 2–4·L, …; distances for retrieval) the
+# mean loss of each seed, summarised as the mean over seeds and the lowest and highest seed. The tolerances below
+# were set on the committed runs (tests/app/test_compare.py fails if a regenerated run puts a band near one).
+#: Copy and retrieval (optimum known): a band holds when even the worst seed's mean loss is within this many nats of
+#: the optimum. Measured at the optimum, a band reads up to ~0.05: every model that learned copy ℓ = 2 ends inside L
+#: with its worst seed at 0.033–0.055 (0.023–0.037 at ℓ = 8; best seeds as low as −0.02: the optimum is an
+#: expectation, measured on 64 sequences a seed). Twice that noise is 0.1. Every band that fails is far past it: the
+#: worst seeds of failing bands are ≥ 0.22 nats, except sinusoidal retrieval at 8–16·L (0.125), the onset of a
+#: collapse (0.59 at 16–32·L). The closest pass is 0.058 (ALiBi on copy ℓ = 2), so no verdict turns on the third
+#: decimal.
+EXCESS_TOLERANCE = 0.1
+#: ... and a model whose worst seed inside L is further than this above the optimum did not learn the task (○), so
+#: its loss past L says nothing about extrapolation. The models that learned a task are ≤ 0.085 inside L (learned
+#: table on retrieval, the highest); the three that did not are ≥ 0.288 (NoPE on copy ℓ = 2; NoPE at ℓ = 8: 1.31;
+#: ALiBi at ℓ = 8: 0.61). 0.2 lies in that gap with ≥ 0.09 nats to spare on either side.
+LEARNED_TOLERANCE = 0.2
+#: Text (no known optimum): a band holds when no seed's loss can have risen more than this (nats per byte) over
+#: inside L. The bound read is the band's highest seed minus the lowest seed inside L, which is at least every
+#: seed's own rise. 0.05 nats/byte is ~2 % of the 2.1–2.4 nats/byte loss inside L, and sits between ALiBi's largest
+#: bound (0.013, at 1–2·L) and the next smallest (NoPE: 0.130 at 1–2·L, where even its best pairing rises 0.10), a
+#: factor of 2.5–4 from each. T5's is 0.204; learned, sinusoidal and RoPE rise 0.47–0.53 already at 1–2·L.
+#: (tests/app/test_compare.py fails if a regenerated run puts any band within 20 % of its tolerance.)
+RISE_TOLERANCE = 0.05
+
+
+@dataclass(frozen=True)
+class Verdict:
+    r"""Does one encoding extrapolate on one run: ``state`` ("holds", "until", "fails" or "not_learned"), ``until``
+    (the multiple of L it held to: the end of the last band tested for "holds", 1 for "fails", 0 for "not_learned"),
+    and the deciding number ``value`` read in band ``band``: for "holds" the largest worst-seed value past L, for
+    "until" and "fails" the worst seed in the first band that fails, for "not_learned" the worst seed inside L."""
+
+    state: str
+    until: int
+    value: float
+    band: str
+
+
+def band_edges(name: str) -> tuple[int, int]:
+    r"""``"2-4"`` → (2, 4): a band's edges in multiples of the training length."""
+    lo, hi = name.split("-")
+    return int(lo), int(hi)
+
+
+def verdict_measures(results: dict) -> dict[str, dict[str, Spread]]:
+    r"""Encoding → band → what a verdict reads, from :func:`band_table`'s loss.
+
+    With a known optimum: the loss above it (nats). Text: the rise of the loss over inside L, as the mean over seeds
+    and bounds on any one seed's rise (the band's lowest seed − the highest inside, its highest − the lowest inside);
+    inside L itself that is 0, between ± the inside spread.
+    """
+    table = band_table(results, "loss", above_optimum=True)
+    if results.get("optimal_loss") is not None:
+        return table
+    return {
+        encoding: {
+            name: Spread(b.mean - row["inside"].mean, b.low - row["inside"].high, b.high - row["inside"].low)
+            for name, b in row.items()
+        }
+        for encoding, row in table.items()
+    }
+
+
+def verdict_tolerance(results: dict) -> float:
+    return EXCESS_TOLERANCE if results.get("optimal_loss") is not None else RISE_TOLERANCE
+
+
+def verdict(bands: dict[str, Spread], *, tolerance: float, learned: float | None) -> Verdict:
+    r"""The rule: every band past L holds when its worst seed (``Spread.high``) is within ``tolerance``; with
+    ``learned`` (a known optimum), a worst seed above it inside L means the task was not learned."""
+    inside = bands["inside"]
+    if learned is not None and inside.high > learned:
+        return Verdict("not_learned", 0, inside.high, "inside")
+    beyond = [(name, spread) for name, spread in bands.items() if name != "inside"]
+    failing = next(((name, spread) for name, spread in beyond if spread.high > tolerance), None)
+    if failing is None:
+        name, spread = max(beyond, key=lambda item: item[1].high)
+        return Verdict("holds", band_edges(beyond[-1][0])[1], spread.high, name)
+    name, spread = failing
+    until = band_edges(name)[0]
+    return Verdict("fails" if until == 1 else "until", until, spread.high, name)
+
+
+def extrapolation_verdicts(results: dict) -> dict[str, Verdict]:
+    r"""Encoding → :class:`Verdict` for every encoding of one run (committed or live, one seed or several)."""
+    learned = LEARNED_TOLERANCE if results.get("optimal_loss") is not None else None
+    tolerance = verdict_tolerance(results)
+    return {e: verdict(bands, tolerance=tolerance, learned=learned) for e, bands in verdict_measures(results).items()}

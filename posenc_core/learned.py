@@ -6,18 +6,29 @@ a longer input — the hard wall that relative schemes remove. (RoBERTa/fairseq 
 so their 514-row tables still serve 512 tokens.)
 
 Nothing is trained here: the table is what a model starts from, N(0, 0.02²) as BERT's ``initializer_range``.
+:func:`neighbour_cosine` and :func:`row_distances` read a table someone else trained (page 4 reads the lab's).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 
-from .errors import MAX_ELEMENTS, PosEncError, as_array, as_int, check_elements
+from .errors import MAX_ELEMENTS, PosEncError, as_array, as_float, as_int, check_elements
 
-__all__ = ["EmbeddingSum", "PositionOutOfRangeError", "embedding_sum_as_linear", "learned_table", "lookup_positions"]
+__all__ = [
+    "EmbeddingSum",
+    "PositionOutOfRangeError",
+    "embedding_sum_as_linear",
+    "learned_table",
+    "lookup_positions",
+    "neighbour_cosine",
+    "random_cosine_band",
+    "row_distances",
+]
 
 #: BERT's ``initializer_range``: the standard deviation every embedding table starts from.
 INIT_STD = 0.02
@@ -53,6 +64,60 @@ def lookup_positions(table: np.ndarray, positions: object) -> np.ndarray:
         )
     check_elements("lookup_positions result", (*pos.shape, table.shape[1]))
     return table[pos]
+
+
+def neighbour_cosine(table: object) -> np.ndarray:
+    r"""How alike each row is to the next: :math:`\cos(E_p, E_{p+1})` for p = 0 … n − 2, shape (n − 1,).
+
+    A table that varies smoothly with position (sinusoids of long wavelength, or rows that training has made to
+    change slowly) gives values near 1: neighbours point almost the same way. Rows that are independent random
+    vectors give values near 0, within :func:`random_cosine_band`: for x and y independent with i.i.d. N(0, σ²)
+    entries, x/‖x‖ is uniform on the unit sphere whatever y is, so :math:`c = \cos(x, y)` is distributed as one
+    coordinate of a uniform unit vector. Its d squared coordinates sum to 1 and are exchangeable, hence
+    :math:`E[c] = 0`, :math:`E[c^2] = 1/d`: c ≈ 0 ± 1/√d, and √d·c → N(0, 1) as d grows.
+
+    A zero row has no direction: :class:`PosEncError`.
+    """
+    table = as_array("table", table, ndim=2).astype(np.float64, copy=False)
+    if table.shape[0] < 2:
+        raise PosEncError(f"table must have at least 2 rows (positions), got shape {table.shape}")
+    scale = np.max(np.abs(table), axis=1, keepdims=True)  # norms of rescaled rows cannot overflow
+    if np.any(scale == 0):
+        raise PosEncError(f"row {int(np.argmax(scale[:, 0] == 0))} of the table is all zeros: it has no direction")
+    unit = table / scale
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    return np.clip(np.sum(unit[:-1] * unit[1:], axis=1), -1.0, 1.0)
+
+
+def random_cosine_band(dim: int, *, z: float = 2.0) -> float:
+    r"""The half-width z/√d inside which the cosine of two independent random d-vectors falls.
+
+    Its standard deviation is exactly 1/√d (:func:`neighbour_cosine` derives it), so ±2/√d holds about 95 % of
+    random pairs once d is a few dozen (√d·cos is then nearly N(0, 1)); d = 64 gives ±0.25.
+    """
+    dim = as_int("dim", dim, lo=1, hi=MAX_ELEMENTS)
+    z = as_float("z", z, gt=0.0)
+    return z / math.sqrt(dim)
+
+
+def row_distances(a: object, b: object) -> np.ndarray:
+    r""":math:`\lVert a_p - b_p \rVert_2` for every row p of two tables of one shape, shape (n,).
+
+    Two models built from one seed start from the same table; trained on different tasks, they move the rows
+    training uses, each its own way, and leave every other row as it was. A row at distance exactly 0 in two such
+    tables is one that training never touched.
+    """
+    a = as_array("a", a, ndim=2).astype(np.float64, copy=False)
+    b = as_array("b", b, ndim=2).astype(np.float64, copy=False)
+    if a.shape != b.shape:
+        raise PosEncError(f"the tables must have one shape, got {a.shape} and {b.shape}")
+    with np.errstate(over="ignore"):
+        diff = a - b
+    if not np.all(np.isfinite(diff)):
+        raise PosEncError("table values are too large: their differences overflow float64")
+    scale = np.max(np.abs(diff), axis=1, keepdims=True)
+    scale[scale == 0] = 1.0
+    return scale[:, 0] * np.linalg.norm(diff / scale, axis=1)
 
 
 class EmbeddingSum(NamedTuple):

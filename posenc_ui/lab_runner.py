@@ -108,10 +108,11 @@ def findings(page: Page) -> None:
         return
     results = lab.shown_results(page.values)
     st.markdown(f"**{page.t('lab.h_findings')}**")
-    unit = "gap" if results.get("optimal_loss") is not None else "loss"
-    lines = [page.t(f"lab.verdict.{verdict}", encoding=page.t(f"enc.{name}"), **numbers)
-             for name, (verdict, numbers) in lab.findings(page.values).items()]  # fmt: skip
-    st.markdown("\n".join(f"- {line}" for line in lines) + f"\n\n{page.t(f'lab.units.{unit}')}")
+    kind = "gap" if results.get("optimal_loss") is not None else "loss"
+    words = {"unit": page.t(f"lab.unit.{kind}"), "reference": page.t(f"lab.reference.{kind}")}
+    lines = [page.t(f"lab.verdict.{state}", encoding=page.t(f"enc.{name}"), **numbers, **words)
+             for name, (state, numbers) in lab.findings(page.values).items()]  # fmt: skip
+    st.markdown("\n".join(f"- {line}" for line in lines) + f"\n\n{page.t('lab.verdict_rule')}")
     page.text(f"why.{results['task']}")
 
 
@@ -131,7 +132,7 @@ def band_table(page: Page) -> None:
     results = lab.shown_results(values)
     metric = values["metric"]
     caption = "accuracy" if metric == "accuracy" else ("gap" if results.get("optimal_loss") is not None else "loss")
-    notes = [page.t(f"lab.table_caption.{caption}")]
+    notes = [page.t(f"lab.table_caption.{caption}" + ("" if several else "_one"))]
     if caption == "gap" and any(s.mean < 0 for row in table.values() for s in row.values()):
         notes.append(page.t("lab.below_optimum", n=results["config"]["eval_sequences"]))
     st.caption(" ".join(notes))
@@ -212,8 +213,11 @@ def _train(page: Page) -> None:
         bar.progress(min(fraction, 1.0), text=text)
         return True
 
+    key = config_key(config)
+
     def on_wait(position: int) -> bool:
-        bar.progress(0.0, text=t("lab.queued", lang, position=position))
+        same = lab.queue().training(key)  # someone is training exactly these settings: we will share their result
+        bar.progress(0.0, text=t("lab.queued_same" if same else "lab.queued", lang, position=position))
         return True
 
     def train() -> Mapping[str, Any]:
@@ -227,7 +231,7 @@ def _train(page: Page) -> None:
         warm_up()
         _WARM_DONE.wait()
         device = _WARM.get("device", "cpu")
-        lab.queue().run(config_key(config), device, train, on_wait=on_wait)
+        lab.queue().run(key, device, train, on_wait=on_wait)
     st.session_state[_SWITCH_TO_LIVE] = True
     st.rerun()
 

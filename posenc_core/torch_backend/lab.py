@@ -5,12 +5,13 @@ training length, on three tasks and several seeds.
 which imports no torch. Every batch is made on the training device, in bulk, with no Python loop over positions.
 
 **The models** are identical pre-LN decoders (same seed, same batches, same widths) whose position handling is one of
-:data:`ENCODINGS`: none (NoPE), learned absolute (a table as long as the longest evaluation, whose rows past the
-training length are never trained — the hard wall of BERT-style tables), sinusoidal, RoPE, ALiBi, or T5's learned
-bucket bias. Everything an encoding needs at every step (the sinusoid table, RoPE's cos/sin, ALiBi's slopes) is a
-buffer made once, so a step copies nothing from the host. After training at ``train_length`` each is scored per
-position out to ``eval_factor`` × that length (retrieval: per distance), and the RoPE model is also run zero-shot at
-``extension_factor`` × with PI, NTK-aware and YaRN frequencies taken from :func:`posenc_core.rope_frequencies`.
+:data:`ENCODINGS`: none (NoPE), learned absolute (a table as long as the longest evaluation; a sequence of L tokens
+feeds positions 0 … L − 2 to the model, so rows from L − 1 on are never trained — the hard wall of BERT-style tables),
+sinusoidal, RoPE, ALiBi, or T5's learned bucket bias. Everything an encoding needs at every step (the sinusoid table,
+RoPE's cos/sin, ALiBi's slopes) is a buffer made once, so a step copies nothing from the host. After training at
+``train_length`` each is scored per position out to ``eval_factor`` × that length (retrieval: per distance), and the
+RoPE model is also run zero-shot at ``extension_factor`` × with PI, NTK-aware and YaRN frequencies taken from
+:func:`posenc_core.rope_frequencies`.
 
 Command line (deterministic for a seed on a given device; ``--preset gpu`` is the larger run for a CUDA machine)::
 
@@ -88,10 +89,14 @@ class Source:
         return self.train_bytes[starts + torch.arange(length, device=self.device)].long()
 
     def evaluation(self, length: int) -> torch.Tensor:
-        r"""The fixed (eval_sequences, length) evaluation set of the lag and text tasks."""
+        r"""The fixed evaluation set of the lag task (eval_sequences, length) and of the text task (4 × as many).
+
+        Text is scored on 4 × ``eval_sequences`` evenly spaced held-out windows: one byte's loss varies far more than
+        one lag-copy token's (8 × cost the CPU preset 30 s a seed, mostly ALiBi's and T5's masked attention).
+        """
         n = self.config.eval_sequences
         if self.config.task == "text":  # evenly spaced windows over the held-out text
-            starts = torch.linspace(0, self.held_out_bytes.numel() - length - 1, n, device=self.device).long()
+            starts = torch.linspace(0, self.held_out_bytes.numel() - length - 1, 4 * n, device=self.device).long()
             return self.held_out_bytes[starts[:, None] + torch.arange(length, device=self.device)].long()
         generator = torch.Generator(device=self.device).manual_seed(10_000 + self.config.seed)
         return self._lag(n, length, generator)
@@ -179,7 +184,7 @@ class TinyLM(nn.Module):
         self.blocks = nn.ModuleList(Block(d, h) for _ in range(config.n_layers))
         self.ln_f = nn.LayerNorm(d)
         self.head = nn.Linear(d, config.vocab)
-        if encoding == "learned":  # as long as the longest evaluation; rows ≥ train_length are never trained
+        if encoding == "learned":  # as long as the longest evaluation; rows ≥ train_length − 1 are never trained
             self.positions = nn.Embedding(longest, d)
         if encoding == "t5":  # one learned scalar per (bucket, head), shared by all layers as in T5
             self.t5_bias = nn.Embedding(config.t5_buckets, h)
@@ -265,7 +270,7 @@ def run_lab(
             model, stats = _train(seeded, encoding, source, progress, done=done, total=total)
             done += config.steps
             stats.update(_evaluate(model, source, seeded.eval_length))
-            if encoding == "learned" and seed == seeds[0]:  # the trained table, to 4 L: rows past L never moved
+            if encoding == "learned" and seed == seeds[0]:  # the trained table, to 4 L: rows from L − 1 never moved
                 rows = min(4 * seeded.train_length, model.positions.num_embeddings)
                 stats["table"] = np.round(model.positions.weight[:rows].detach().cpu().numpy(), 5).tolist()
             if encoding == "rope":

@@ -1,16 +1,18 @@
 r"""Figures of page 10 (compare): every encoding's position-only score matrix as small multiples, and the lab's
-extrapolation result per encoding. Pure builders: arrays in, ``go.Figure`` out."""
+committed runs past the training length, one panel per task with the spread over seeds. Pure builders: arrays in,
+``go.Figure`` out."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import GREY, SEQUENTIAL, axis, figure
+from .style import GREY, SEQUENTIAL, WALL_COLOUR, axis, figure
 
 COLUMNS = 3
 
@@ -78,50 +80,150 @@ def score_matrices(panels: Sequence[tuple[str, np.ndarray, np.ndarray]], *, leng
     )
 
 
+@dataclass(frozen=True)
+class ExtrapolationPanel:
+    r"""One task: its title, its band labels (inside L, 1–2·L, …) and, per encoding, one spread per band (anything
+    with ``mean``, ``low`` and ``high``, e.g. :class:`posenc_core.lab_task.Spread`); the verdict's tolerance."""
+
+    title: str
+    bands: tuple[str, ...]
+    spreads: Mapping[str, Sequence]
+    tolerance: float
+
+
+PANEL_HEIGHT, PANEL_GAP = 190, 78  # px: a panel, and the room under it for its ticks and the next panel's title
+TOP, BOTTOM = 110, 120  # px: the two-line title and the first panel's; the legend (up to three rows on a phone)
+SPREAD_X = 0.5  # the encodings of one band share this much of the x axis, so their error bars do not overlap
+
+
 def extrapolation(
-    excess: Mapping[str, tuple[float, float]],
+    panels: Sequence[ExtrapolationPanel],
     labels: Mapping[str, str],
     colours: Mapping[str, str],
     *,
-    tolerance: float,
     train_length: int,
+    seeds: int,
     lang: str,
 ) -> go.Figure:
-    r"""Mean loss above the optimum inside and beyond the training length, one pair of bars per encoding."""
-    names = list(excess)
-    x = [labels[name] for name in names]
-    traces = [
-        {
-            "type": "bar",
-            "x": x,
-            "y": [excess[n][0] for n in names],
-            "name": t("compare.inside", lang),
-            "marker": {"color": [colours[n] for n in names], "opacity": 0.5, "pattern": {"shape": "/"}},
-            "hovertemplate": "%{x}<br>%{y:.3f}<extra>%{fullData.name}</extra>",
-        },
-        {
-            "type": "bar",
-            "x": x,
-            "y": [excess[n][1] for n in names],
-            "name": t("compare.beyond", lang),
-            "marker": {"color": [colours[n] for n in names]},
-            "hovertemplate": "%{x}<br>%{y:.3f}<extra>%{fullData.name}</extra>",
-        },
-    ]
-    line = {
-        "type": "line",
-        "xref": "paper",
-        "x0": 0,
-        "x1": 1,
-        "y0": tolerance,
-        "y1": tolerance,
-        "line": {"color": GREY, "dash": "dot", "width": 1},
-    }
+    r"""Panels stacked one under the other (a phone is narrow, not short): per band of positions, each encoding's
+    mean over seeds with an error bar from its lowest to its highest seed, the tolerance dotted, L dashed."""
+    n = len(panels)
+    plot = n * PANEL_HEIGHT + (n - 1) * PANEL_GAP
+    height = plot + TOP + BOTTOM
+    traces, annotations, shapes, layout = [], [], [], {}
+    encodings = list(labels)
+    for k, panel in enumerate(panels):
+        suffix = "" if k == 0 else str(k + 1)
+        top = 1.0 - k * (PANEL_HEIGHT + PANEL_GAP) / plot
+        bottom = top - PANEL_HEIGHT / plot
+        for j, encoding in enumerate(encodings):
+            spreads = panel.spreads[encoding]
+            offset = (j - (len(encodings) - 1) / 2) * SPREAD_X / max(len(encodings) - 1, 1)
+            means = [float(s.mean) for s in spreads]
+            traces.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "x": [i + offset for i in range(len(spreads))],
+                    "y": means,
+                    "customdata": [
+                        [band, float(s.low), float(s.high)] for band, s in zip(panel.bands, spreads, strict=True)
+                    ],
+                    "error_y": {
+                        "type": "data",
+                        "symmetric": False,
+                        "array": [float(s.high) - m for s, m in zip(spreads, means, strict=True)],
+                        "arrayminus": [m - float(s.low) for s, m in zip(spreads, means, strict=True)],
+                        "color": colours[encoding],
+                        "thickness": 1.2,
+                        "width": 2,
+                    },
+                    "name": labels[encoding],
+                    "legendgroup": encoding,
+                    "showlegend": k == 0,
+                    "line": {"color": colours[encoding], "width": 1.2},
+                    "marker": {"color": colours[encoding], "size": 6},
+                    "hovertemplate": "%{customdata[0]}: %{y:.3f}<br>[%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
+                    "<extra>%{fullData.name}</extra>",
+                    "xaxis": f"x{suffix}",
+                    "yaxis": f"y{suffix}",
+                }
+            )
+        layout[f"xaxis{suffix}"] = {
+            "domain": [0.0, 1.0],
+            "anchor": f"y{suffix}",
+            "tickmode": "array",
+            "tickvals": list(range(len(panel.bands))),
+            "ticktext": list(panel.bands),
+            "range": [-0.5, len(panel.bands) - 0.5],
+            "tickfont": {"size": 11},
+            "showgrid": False,
+            "zeroline": False,
+        }
+        layout[f"yaxis{suffix}"] = {
+            "domain": [max(0.0, bottom), min(1.0, top)],
+            "anchor": f"x{suffix}",
+            "zeroline": True,
+            "tickfont": {"size": 11},
+        }
+        annotations.append(
+            {
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.0,
+                "y": top,
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "text": panel.title,
+                "showarrow": False,
+                "font": {"size": 12},
+            }
+        )
+        shapes.append(  # the training length: between the "inside L" band and the first band past it
+            {
+                "type": "line",
+                "xref": f"x{suffix}",
+                "yref": "paper",
+                "x0": 0.5,
+                "x1": 0.5,
+                "y0": max(0.0, bottom),
+                "y1": min(1.0, top),
+                "line": {"color": WALL_COLOUR, "dash": "dash", "width": 1},
+            }
+        )
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "paper",
+                "yref": f"y{suffix}",
+                "x0": 0,
+                "x1": 1,
+                "y0": panel.tolerance,
+                "y1": panel.tolerance,
+                "line": {"color": GREY, "dash": "dot", "width": 1},
+            }
+        )
+        annotations.append(
+            {
+                "xref": "paper",
+                "yref": f"y{suffix}",
+                "x": 1.0,
+                "y": panel.tolerance,
+                "xanchor": "right",
+                "yanchor": "bottom",
+                "text": f"τ = {panel.tolerance:g}",
+                "showarrow": False,
+                "font": {"size": 10, "color": GREY},
+            }
+        )
     return figure(
         traces,
-        title=t("compare.fig_extrapolation", lang, length=train_length),
-        x=axis("encoding", lang),
-        y=t("compare.axis_excess", lang),
-        barmode="group",
-        shapes=[line],
+        title=t("compare.fig_extrapolation", lang, length=train_length, seeds=seeds),
+        height=height,
+        annotations=annotations,
+        shapes=shapes,
+        legend={"orientation": "h", "x": 0.0, "xanchor": "left", "y": -46 / plot, "yanchor": "top"},
+        margin={"l": 48, "r": 16, "t": TOP, "b": BOTTOM},
+        hovermode="closest",
+        **layout,
     )

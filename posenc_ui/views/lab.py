@@ -19,7 +19,19 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from posenc_core.lab_task import ENCODINGS, PRESETS, TASKS, LabConfig, band_table, for_task, optimal_loss
+from posenc_core.lab_task import (
+    ENCODINGS,
+    LEARNED_TOLERANCE,
+    PRESETS,
+    TASKS,
+    LabConfig,
+    band_edges,
+    band_table,
+    extrapolation_verdicts,
+    for_task,
+    optimal_loss,
+    verdict_tolerance,
+)
 
 from ..catalog import ROOT
 from ..figures import lab as figs
@@ -55,13 +67,6 @@ PARAMS = (
     IntParam("seed", 0, lo=0, hi=9),
 )
 
-#: A model is said to hold past L when its loss there is within this many nats of its own loss inside L. The seeds
-#: of one committed run differ by up to ~0.1 nats in a band (the spread in the table), so 0.15 is past that noise.
-HOLDS = 0.15
-#: ... and to have learned a task with a known optimum when it ends within this many nats of it inside L.
-LEARNED = 0.25
-
-
 # --- results: the committed files, and live runs from the disk cache --------------------------------------------
 
 
@@ -69,7 +74,10 @@ LEARNED = 0.25
 def read_results(path: Path) -> Mapping[str, Any]:
     r"""A results file, read once per process while it is among the 16 last used (a finished run never changes)."""
     with path.open(encoding="utf-8") as fh:
-        return json.load(fh)
+        results = json.load(fh)
+    order = results["config"]["encodings"]  # the cache stores keys sorted; show encodings in the lab's order
+    results["runs"] = {name: results["runs"][name] for name in order if name in results["runs"]}
+    return results
 
 
 def committed_path(values: Values) -> Path:
@@ -131,7 +139,7 @@ def has_rope(values: Values) -> bool:
 # --- figures ------------------------------------------------------------------------------------------------
 
 
-def _curves(results: Mapping[str, Any], runs: Mapping[str, Any], metric: str) -> dict[str, np.ndarray]:
+def _curves(runs: Mapping[str, Any], metric: str) -> dict[str, np.ndarray]:
     return {name: np.asarray(run[f"{metric}_seeds"]) for name, run in runs.items()}
 
 
@@ -146,7 +154,7 @@ def by_position_figure(values: Values, lang: str) -> go.Figure:
     results = shown_results(values)
     metric = values["metric"]
     return figs.by_position(
-        np.asarray(results["positions"]), _curves(results, results["runs"], metric), _optimum(results, metric),
+        np.asarray(results["positions"]), _curves(results["runs"], metric), _optimum(results, metric),
         task=results["task"], train_length=results["config"]["train_length"], metric=metric, lang=lang,
     )  # fmt: skip
 
@@ -163,7 +171,7 @@ def extension_figure(values: Values, lang: str) -> go.Figure:
     elif optimum is not None:
         optimum = np.full(positions.size, optimum[0])
     return figs.extension(
-        positions, _curves(results, extension, metric), optimum, task=results["task"],
+        positions, _curves(extension, metric), optimum, task=results["task"],
         train_length=results["config"]["train_length"], factor=results["config"]["extension_factor"], metric=metric,
         lang=lang,
     )  # fmt: skip
@@ -186,59 +194,46 @@ def table(values: Values) -> dict[str, dict[str, Any]]:
 
 
 def findings(values: Values) -> dict[str, tuple[str, dict[str, str]]]:
-    r"""Per trained encoding, what its numbers say: a verdict key (``lab.verdict.*``) and the numbers to fill in.
-
-    Read on the loss: "learned" needs a known optimum (within :data:`LEARNED` of it inside L); past L a model
-    "holds" when every band stays within :data:`HOLDS` of its own inside-L value, "fails" when the last band is
-    more than 1 nat above, and "degrades" in between. The last band a model holds through is named.
-    """
-    results = shown_results(values)
-    rows = band_table(dict(results), "loss")
-    known = results.get("optimal_loss") is not None
+    r"""Per trained encoding, the verdict Compare uses too (:func:`posenc_core.lab_task.extrapolation_verdicts`),
+    as an i18n key (``lab.verdict.<state>``) and the numbers that decided it."""
+    results = dict(shown_results(values))
+    tolerance = verdict_tolerance(results)
+    last = band_edges(_last_band(results))[1]
     out = {}
-    for name, row in rows.items():
-        inside, beyond = row["inside"].mean, [(band, s.mean) for band, s in row.items() if band != "inside"]
-        held_to, holds = "1", True  # in multiples of L: how far every band stays within HOLDS of inside
-        for band, mean in beyond:
-            if mean > inside + HOLDS:
-                holds = False
-                break
-            held_to = band.split("-")[1]
-        if known and inside > LEARNED:
-            verdict = "not_learned"
-        elif holds:
-            verdict = "holds"
-        elif beyond[-1][1] > inside + 1.0:
-            verdict = "fails"
-        else:
-            verdict = "degrades"
-        last = beyond[-1][0].split("-")[1]
-        out[name] = (verdict, {"inside": f"{inside:.2f}", "end": f"{beyond[-1][1]:.2f}", "held": _times_l(held_to),
-                               "last": _times_l(last)})  # fmt: skip
+    for name, verdict in extrapolation_verdicts(results).items():
+        band = "inside" if verdict.band == "inside" else "{}–{}·L".format(*band_edges(verdict.band))
+        out[name] = (verdict.state, {"value": f"{verdict.value:.2f}", "band": band, "held": _times_l(verdict.until),
+                                     "last": _times_l(last), "tolerance": f"{tolerance:g}"})  # fmt: skip
     return out
 
 
-def _times_l(multiple: str) -> str:
-    return "L" if multiple == "1" else f"{multiple}·L"
+def _last_band(results: Mapping[str, Any]) -> str:
+    return list(next(iter(band_table(dict(results)).values())))[-1]
+
+
+def _times_l(multiple: int) -> str:
+    return "L" if multiple == 1 else f"{multiple}·L"
 
 
 # --- checks -------------------------------------------------------------------------------------------------
 
 
 def check_inside(values: Values) -> Check:
-    r"""Inside L, every model with position information reaches the optimum (tasks with one); text: skipped."""
+    r"""Inside L, every model with position information reaches the optimum, its worst seed within the tolerance
+    that Compare's verdicts use (tasks with an optimum); text names the highest loss inside L instead."""
     results = shown_results(values)
     rows = band_table(dict(results), "loss")
-    positional = {name: row["inside"].mean for name, row in rows.items() if name != "none"} or {
-        name: row["inside"].mean for name, row in rows.items()
+    positional = {name: row["inside"].high for name, row in rows.items() if name != "none"} or {
+        name: row["inside"].high for name, row in rows.items()
     }
     worst = max(positional, key=positional.get)
     gap = max(positional[worst], 0.0)
     if results.get("optimal_loss") is None:
         return Check("lab.check_inside_text", 0.0, fmt={"loss": f"{positional[worst]:.2f}"},
                      fmt_keys={"encoding": f"enc.{worst}"})  # fmt: skip
-    key = "lab.check_inside" if gap <= LEARNED else "lab.check_inside_failed"
-    return Check(key, gap, tolerance=LEARNED, fmt={"gap": f"{gap:.2f}"}, fmt_keys={"encoding": f"enc.{worst}"})
+    key = "lab.check_inside" if gap <= LEARNED_TOLERANCE else "lab.check_inside_failed"
+    return Check(key, gap, tolerance=LEARNED_TOLERANCE, fmt={"gap": f"{gap:.2f}"},
+                 fmt_keys={"encoding": f"enc.{worst}"})  # fmt: skip
 
 
 def check_extrapolation(values: Values) -> Check:

@@ -2,11 +2,18 @@ r"""Page 4 — learned absolute position embeddings (BERT, GPT-2).
 
 A (max_length, d) table with one trained row per position: nothing exists past the last row, so a learned table
 cannot extrapolate — :func:`posenc_core.lookup_positions` refuses, and the page shows that refusal as the lesson.
-Sinusoids, computed from a formula, simply keep going. Last, syllabus 001's question: why may position simply be
-*added* to the word? Because token + position + segment lookups are one linear layer over concatenated one-hots.
+Sinusoids, computed from a formula, simply keep going. Then the table a model actually trained: the extrapolation
+lab's (page 9, committed in ``assets/lab/``), whose rows past the training windows were never touched — shown with
+:func:`posenc_core.neighbour_cosine` and, against a twin trained from the same seed, :func:`posenc_core.row_distances`.
+Last, syllabus 001's question: why may position simply be *added* to the word? Because token + position + segment
+lookups are one linear layer over concatenated one-hots.
 """
 
 from __future__ import annotations
+
+import functools
+import json
+from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -17,15 +24,19 @@ from posenc_core import (
     embedding_sum_as_linear,
     learned_table,
     lookup_positions,
+    neighbour_cosine,
+    random_cosine_band,
+    row_distances,
     sinusoidal,
 )
 
+from ..catalog import ROOT
 from ..figures import heatmap
 from ..figures import learned as figs
 from ..figures import sinusoidal as sin_figs
 from ..i18n import t
 from ..memo import memo
-from ..state import IntParam
+from ..state import ChoiceParam, IntParam
 from .base import Check, Explain, Values, View, uses
 
 #: Syllabus 001's toy BERT: 4 tokens, 3 positions, 2 segments.
@@ -46,7 +57,16 @@ PARAMS = (
     IntParam("pos", 0, lo=0, hi=POSITIONS - 1),
     IntParam("segment", 0, lo=0, hi=SEGMENTS - 1),
     IntParam("width", 8, lo=2, hi=32, step=2),
+    ChoiceParam("model", "text", options=("text", "lag")),
 )
+
+LAB_DIR = ROOT / "assets" / "lab"
+#: The extrapolation lab's committed runs (page 9) whose learned table this page shows, by task. Each stores its
+#: first seed's trained table, rows 0 … 4L − 1, under ``runs.learned.table``.
+TRAINED_FILES = {"text": LAB_DIR / "text_cpu.json", "lag": LAB_DIR / "lag_cpu.json"}
+#: The lag task again, copying 8 tokens back instead of 2, with the same seed and the same model: it starts from the
+#: very same random table as ``lag_cpu.json``, so comparing the two shows which rows training moved.
+TWIN_FILE = LAB_DIR / "lag8_cpu.json"
 
 
 @memo
@@ -80,6 +100,117 @@ def extrapolation_figure(v: Values, lang: str) -> go.Figure:
     learned = lookup_positions(_table(v["max_length"], v["dim"]), inside)[:, columns]
     sines = sinusoidal(shown, v["dim"])[:, columns]
     return figs.extrapolation(learned, sines, v["max_length"], v["position"], columns, lang=lang)
+
+
+class TrainedTable(NamedTuple):
+    r"""A learned position table from the lab, and what its model scored at each row."""
+
+    table: np.ndarray  # (rows, d): rows 0 … 4L − 1 of the trained table (read-only)
+    loss: np.ndarray  # (rows,): loss of the prediction made at row r, i.e. of token r + 1 (read-only, nats)
+    train_length: int  # L, the length of the training windows
+    trained: int  # rows 0 … trained − 1 were trained; every later row kept its random start
+
+
+@functools.cache
+def read_trained(path: str) -> TrainedTable:
+    r"""The trained table of a committed lab run, read once per process (a finished run never changes).
+
+    The lab trains on windows of L tokens and feeds the model the first L − 1 of them (the last is only a target), so
+    rows 0 … L − 2 get gradients and rows L − 1 onwards never do. The lab's losses are indexed by the *predicted*
+    token's position p; the prediction of token p is made at row p − 1, which is how they are lined up here.
+    """
+    with open(path, encoding="utf-8") as fh:
+        results = json.load(fh)
+    table = np.asarray(results["runs"]["learned"]["table"], dtype=np.float64)
+    predicted = np.asarray(results["positions"], dtype=np.int64)
+    rows = predicted - 1
+    keep = (rows >= 0) & (rows < table.shape[0])
+    loss = np.full(table.shape[0], np.nan)
+    loss[rows[keep]] = np.asarray(results["runs"]["learned"]["loss"], dtype=np.float64)[keep]
+    length = int(results["config"]["train_length"])
+    for array in (table, loss):
+        array.flags.writeable = False
+    return TrainedTable(table, loss, length, length - 1)
+
+
+def _trained(v: Values) -> TrainedTable:
+    return read_trained(str(TRAINED_FILES[v["model"]]))
+
+
+def trained_facts(v: Values) -> dict[str, int]:
+    r"""Numbers the section's text quotes for the chosen model: shape, L, last trained, first and last untouched row."""
+    model = _trained(v)
+    rows, dim = model.table.shape
+    return {"rows": rows, "dim": dim, "length": model.train_length, "last": model.trained - 1, "first": model.trained,
+            "end": rows - 1}  # fmt: skip
+
+
+def _neighbour_means(model: TrainedTable) -> tuple[float, float]:
+    r"""Mean neighbour cosine over pairs of trained rows, and over pairs that hold an untouched row."""
+    cos = neighbour_cosine(model.table)  # pair p is (row p, row p + 1)
+    return float(np.mean(cos[: model.trained - 1])), float(np.mean(cos[model.trained - 1 :]))
+
+
+@uses("model")
+def trained_table_figure(v: Values, lang: str) -> go.Figure:
+    model = _trained(v)
+    table = model.table
+    row_stride, col_stride = heatmap.strides(*table.shape)
+    rows, cols = np.arange(0, table.shape[0], row_stride), np.arange(0, table.shape[1], col_stride)
+    limit = 3.0 * float(np.sqrt(np.mean(table**2)))  # ±3 RMS: N(0, 1) rows fill the colour range without washing out
+    title = t("learned.fig_trained", lang, model=t(f"learned.model.{v['model']}", lang), rows=table.shape[0],
+              dim=table.shape[1])  # fmt: skip
+    return figs.trained_table(table[np.ix_(rows, cols)], rows, cols, model.trained, limit=limit, title=title, lang=lang)
+
+
+@uses("model")
+def trained_rows_figure(v: Values, lang: str) -> go.Figure:
+    model = _trained(v)
+    dim = model.table.shape[1]
+    shown = np.isfinite(model.loss)
+    return figs.trained_rows(
+        neighbour_cosine(model.table), np.flatnonzero(shown), model.loss[shown], model.trained,
+        band=random_cosine_band(dim), lang=lang,
+    )  # fmt: skip
+
+
+def _twins() -> tuple[TrainedTable, TrainedTable]:
+    return read_trained(str(TRAINED_FILES["lag"])), read_trained(str(TWIN_FILE))
+
+
+@uses()
+def untouched_figure(v: Values, lang: str) -> go.Figure:
+    first, second = _twins()
+    return figs.untouched_rows(row_distances(first.table, second.table), first.trained, lang=lang)
+
+
+@uses("model")
+def check_neighbours(v: Values) -> Check:
+    r"""The trained rows are no smoother than random ones: both means lie inside the ±2/√d band of random pairs."""
+    model = _trained(v)
+    band = random_cosine_band(model.table.shape[1])
+    inside, past = _neighbour_means(model)
+    return Check(
+        "learned.check_neighbours", max(abs(inside), abs(past)), tolerance=band,
+        fmt={"inside": f"{inside:.2f}", "past": f"{past:.2f}", "band": f"{band:.2f}", "last": model.trained - 1},
+    )  # fmt: skip
+
+
+@uses()
+def check_untouched(v: Values) -> Check:
+    r"""Two models from one seed: every row from the first untrained one on is identical in both, and every earlier
+    row differs. The residual is the largest difference among the untouched rows — 0 exactly, not merely small — or
+    infinite if some trained row did not move at all."""
+    first, second = _twins()
+    distance = row_distances(first.table, second.table)
+    moved, kept = distance[: first.trained], distance[first.trained :]
+    residual = float(np.max(kept)) if np.min(moved) > 0 else float("inf")
+    norm = float(np.mean(np.linalg.norm(first.table, axis=1)))
+    return Check(
+        "learned.check_untouched", residual, tolerance=0.0,
+        fmt={"first": first.trained, "last": len(distance) - 1, "trained_last": first.trained - 1,
+             "inside": f"{np.mean(moved):.2f}", "norm": f"{norm:.1f}"},
+    )  # fmt: skip
 
 
 @memo
@@ -123,10 +254,13 @@ VIEW = View(
     figures={
         "table": table_figure,
         "extrapolation": extrapolation_figure,
+        "trained_table": trained_table_figure,
+        "trained_rows": trained_rows_figure,
+        "untouched": untouched_figure,
         "onehot": onehot_figure,
         "outputs": outputs_figure,
     },
-    checks={"onehot": check_onehot, "wall": check_wall},
+    checks={"onehot": check_onehot, "wall": check_wall, "neighbours": check_neighbours, "untouched": check_untouched},
     explain=Explain(
         latex=(
             r"x_p = E_{\text{tok}}[t_p] + E_{\text{pos}}[p] + E_{\text{seg}}[s_p]",
@@ -134,7 +268,7 @@ VIEW = View(
             r"x_p = \big[\mathbf 1_{t_p} \,\|\, \mathbf 1_{p} \,\|\, \mathbf 1_{s_p}\big]\, W, \quad "
             r"W = \begin{bmatrix}E_{\text{tok}}\\ E_{\text{pos}}\\ E_{\text{seg}}\end{bmatrix}",
         ),
-        sources=(learned_table, lookup_positions, embedding_sum_as_linear),
+        sources=(learned_table, lookup_positions, neighbour_cosine, row_distances, embedding_sum_as_linear),
         paper="Devlin et al. 2018, *BERT*, arXiv:1810.04805, §3.2; Vaswani et al. 2017, arXiv:1706.03762, §3.5",
         checks=("wall", "onehot"),
     ),
