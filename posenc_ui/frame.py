@@ -122,9 +122,15 @@ class Page:
         key = widget_key(self.view.page_id, param.name)
         current = self.values
         clamped = param.clamp(current[param.name], current)  # a bound may follow a widget drawn above
+        label = self.t(f"{self.view.page_id}.{param.name}")
         if clamped != current[param.name]:
             self.set(param.name, clamped)
-        label = self.t(f"{self.view.page_id}.{param.name}")
+            old, new = param.encode(current[param.name]), param.encode(clamped)
+            st.caption(self.t("frame.widget_clamped", label=label, old=old, new=new))
+        elif getattr(param, "hi_from", None) is not None:
+            # Streamlit treats a slider whose range changed as a new widget and resets it to its minimum; the value
+            # set again through the Session State API before the widget is drawn is kept (docs/streamlit.md).
+            self.set(param.name, clamped)
         if isinstance(param, IntParam):
             value = st.slider(label, min_value=param.lo, max_value=param.upper(current), step=param.step, key=key)
         elif isinstance(param, BoolParam):

@@ -40,7 +40,8 @@ ESTIMATING_FRACTION = 0.03  # the remaining time is shown once 3 % of the steps 
 def warm_up() -> None:
     r"""Start importing torch and picking the device, once per process, without waiting for it."""
     if _WARM_STARTED.acquire(blocking=False):  # never released: the first caller starts the one thread
-        threading.Thread(target=_warm, name="posenc-torch-warm-up", daemon=True).start()
+        # Not a daemon: an interpreter that exits mid-import would print the import's traceback; it waits seconds.
+        threading.Thread(target=_warm, name="posenc-torch-warm-up", daemon=False).start()
 
 
 def _warm() -> None:

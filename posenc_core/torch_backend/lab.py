@@ -388,18 +388,32 @@ def _evaluate(model: TinyLM, source: Source, length: int, rope_type: str | None 
         losses, hits = [], []
         for distance in _positions(config, length):
             tokens = source.retrieval_at(int(distance))
-            logits = model(tokens[:, :-1], rope)[:, -1]
+            logits = _logits(model, tokens[:, :-1], rope)[:, -1]
             losses.append(F.cross_entropy(logits, tokens[:, -1]))
             hits.append((logits.argmax(-1) == tokens[:, -1]).float().mean())
         loss, accuracy = torch.stack(losses), torch.stack(hits)
     else:
         tokens = source.evaluation(length)
-        logits = model(tokens[:, :-1], rope)
+        logits = _logits(model, tokens[:, :-1], rope)
         target = tokens[:, 1:]
         loss = F.cross_entropy(logits.transpose(1, 2), target, reduction="none").mean(0)  # (L − 1,)
         accuracy = (logits.argmax(-1) == target).float().mean(0)
     model.train()
     return {"loss": loss.cpu().tolist(), "accuracy": accuracy.cpu().tolist()}
+
+
+#: Attention scores an evaluation forward may hold at once (batch × heads × L²): 2²⁷ floats, 512 MB. The GPU preset
+#: scores retrieval at 4096 tokens, where one batch of 32 sequences would need 17 GB of scores, and more for a mask.
+EVAL_SCORES = 2**27
+
+
+def _logits(model: TinyLM, tokens: torch.Tensor, rope: tuple | None) -> torch.Tensor:
+    r"""``model(tokens)`` in chunks of sequences small enough that their attention scores fit :data:`EVAL_SCORES`."""
+    n, length = tokens.shape
+    rows = max(1, EVAL_SCORES // (model.config.n_heads * length * length))
+    if rows >= n:
+        return model(tokens, rope)
+    return torch.cat([model(tokens[i : i + rows], rope) for i in range(0, n, rows)])
 
 
 # --- command line -----------------------------------------------------------------------------------------------

@@ -74,8 +74,8 @@ def independent_verdict(results: dict, encoding: str) -> tuple[str, int, float]:
         if worst[0] > LEARNED_TOLERANCE:
             return "not_learned", 0, worst[0]
         tolerance = EXCESS_TOLERANCE
-    else:  # text: the band's highest seed minus the lowest seed inside L
-        worst = [band.max() - per_band[0].min() for band in per_band]
+    else:  # text: each seed's rise over its own loss inside L, the worst seed
+        worst = [(band - per_band[0]).max() for band in per_band]
         tolerance = RISE_TOLERANCE
     beyond = list(zip(edges[1:], worst[1:], strict=True))
     for (lo, _), value in beyond:

@@ -176,3 +176,14 @@ def test_the_command_line_writes_the_contracted_json(tmp_path):
     assert set(rope["extension"]) == {"None", "linear", "ntk", "yarn"}
     table = np.asarray(results["runs"]["learned"]["table"])
     assert table.shape == (4 * results["config"]["train_length"], results["config"]["d_model"])
+
+
+def test_evaluation_in_chunks_gives_the_same_numbers(monkeypatch):
+    """Long evaluations are cut into chunks of sequences to bound attention memory; the numbers do not change."""
+    import posenc_core.torch_backend.lab as lab
+
+    config = dataclasses.replace(for_task(PRESETS["tiny"], "text"), encodings=("alibi",), steps=5, eval_sequences=8)
+    whole = run_lab(config, device="cpu")
+    monkeypatch.setattr(lab, "EVAL_SCORES", config.n_heads * 64 * 64 * 3)  # 3 sequences of 64 tokens a chunk
+    chunked = run_lab(config, device="cpu")
+    np.testing.assert_allclose(chunked["runs"]["alibi"]["loss"], whole["runs"]["alibi"]["loss"], rtol=1e-5, atol=1e-6)
