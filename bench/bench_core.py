@@ -23,7 +23,8 @@ import posenc_core as pc
 
 
 def syllabus_apply_rope(x: np.ndarray, pos: float, dim: int, theta_base: float = 10000.0) -> np.ndarray:
-    """The baseline: syllabus 002's per-element loop, one vector at one position (interleaved pairs)."""
+    """The baseline: the per-element loop of the article 「从零学习大模型--旋转位置编码」, one vector at one position
+    (interleaved pairs)."""
     theta = pos / (theta_base ** (2 * np.arange(dim // 2) / dim))
     cos_t = np.cos(theta)
     sin_t = np.sin(theta)

@@ -7,7 +7,8 @@ r"""The curves and checks the app draws, each one function of arrays.
   random-vector band.
 * Per-pair diagnostics for context extension: turns within the context :math:`r_i = L/\lambda_i` and YaRN's
   regimes (Peng et al. 2023, arXiv:2309.00071, §3.2).
-* The periodicity question of syllabus 000: when do *all* pairs come back to their start at once?
+* The periodicity question of the WeChat article 「Transformer位置编码问题」: when do *all* pairs come back to their
+  start at once?
 
 Curves over many distances are computed in chunks of about 2^19 entries, so 10^6 distances stay within a few tens
 of MB whatever the dimension.
@@ -249,8 +250,9 @@ def rope_decay_random(
 def rope_first_near_repeat(inv_freq: object, *, tolerance: float = 0.1, max_distance: int = 10**6) -> int | None:
     r"""The smallest distance r ≥ 1 at which *every* pair is within ``tolerance`` radians of a full turn, or None.
 
-    One pair turning 30° per token repeats at r = 12 (syllabus 000's worry). Pairs with incommensurate speeds
-    almost never line up together, so with a realistic number of pairs no repeat occurs within ``max_distance``.
+    One pair turning 30° per token repeats at r = 12 (the worry of the WeChat article 「Transformer位置编码问题」).
+    Pairs with incommensurate speeds almost never line up together, so with a realistic number of pairs no repeat
+    occurs within ``max_distance``.
     """
     inv_freq = _check_inv_freq(inv_freq)
     tolerance = as_float("tolerance", tolerance, gt=0.0, le=math.pi)

@@ -12,8 +12,9 @@ Additive absolute codes (Vaswani et al. 2017, §3.5) do not give this. With :mat
 
 and even the purely positional last term (:func:`position_cross_scores`) depends on m and n separately once
 :math:`W_Q W_K^\top` is a generic matrix: sinusoids make :math:`p_m \cdot p_n` a function of n − m, but a learned
-matrix between them mixes the (sin, cos) pairs and the absolute phases come back (syllabus 002 §2.2; the motivation
-of Shaw et al. 2018 and of RoPE, Su et al. 2021, arXiv:2104.09864, §3.1).
+matrix between them mixes the (sin, cos) pairs and the absolute phases come back (§2.2 of
+the article 「从零学习大模型--旋转位置编码」; the motivation of Shaw et al. 2018 and of RoPE, Su et al. 2021,
+arXiv:2104.09864, §3.1).
 
 ALiBi (Press, Smith & Lewis 2021, arXiv:2108.12409, §3) writes its bias as :math:`-m_h(i - j)`; BLOOM and MPT add
 :func:`alibi_key_only_bias` :math:`m_h\,j` instead. Under the causal mask the two differ by :math:`m_h\,i`, the same

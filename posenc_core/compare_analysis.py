@@ -2,7 +2,8 @@ r"""Every encoding on the same footing: its position-only score matrix, how rela
 
 **Relative ⇔ Toeplitz.** Give every position the same content vector x, so whatever varies across the (L, L) score
 matrix comes from position alone. An encoding is *relative* when that matrix depends on j − i only — is constant
-along every diagonal (Toeplitz; syllabus 003's :math:`A_{\text{rel}}(i, j) = R_{j-i}`):
+along every diagonal (Toeplitz; the :math:`A_{\text{rel}}(i, j) = R_{j-i}` of
+the article 「大语言模型原理基础与前沿：相对位置编码」):
 
 * sinusoidal / learned, *added* to x: :math:`(x + p_i)W_QW_K^\top(x + p_j)^\top` — the cross terms
   :math:`xW_QW_K^\top p_j^\top` depend on j alone and :math:`p_iW_QW_K^\top p_j^\top` on i and j separately: not

@@ -134,7 +134,8 @@ def embedding_sum_as_linear(ids: Sequence[object], tables: Sequence[object]) -> 
 
     An embedding lookup is a linear layer applied to a one-hot vector, :math:`E[t] = \mathbf{1}_t^\top E`, so a sum
     of lookups is one linear layer over the concatenated one-hots,
-    :math:`[\mathbf{1}_t \Vert \mathbf{1}_p \Vert \mathbf{1}_s]\,[E_{tok}; E_{pos}; E_{seg}]` (syllabus 001, QA).
+    :math:`[\mathbf{1}_t \Vert \mathbf{1}_p \Vert \mathbf{1}_s]\,[E_{tok}; E_{pos}; E_{seg}]` (the Q&A of
+    mmmwhy's 「Transformer 中的 position embedding 的设计」).
     ``ids[t]`` (L,) indexes ``tables[t]`` (V_t, d); all tables share d and all id lists share L.
     """
     if isinstance(ids, str | bytes) or isinstance(tables, str | bytes):

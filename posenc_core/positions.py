@@ -1,8 +1,9 @@
 r"""The first attempts at encoding position, each with the flaw that motivates the next.
 
-Syllabus 001 walks through them before sinusoids: the integer index p (unbounded, grows with the sequence), the
-index normalised to [0, 1] (the step between neighbours depends on the length), and the binary code of p (bounded
-and length-independent, but discrete: neighbouring positions can differ in many bits at once).
+mmmwhy's 「Transformer 中的 position embedding 的设计」 (2024-02-06, https://iii.run/archives/2b8191dac105.html)
+walks through them before sinusoids: the integer index p (unbounded, grows with the sequence), the index normalised
+to [0, 1] (the step between neighbours depends on the length), and the binary code of p (bounded and
+length-independent, but discrete: neighbouring positions can differ in many bits at once).
 """
 
 from __future__ import annotations

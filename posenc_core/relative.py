@@ -38,7 +38,8 @@ def shaw_relative_bias(
 ) -> np.ndarray:
     r"""The bias :math:`A_{\text{rel}}(i, j) = w_{\mathrm{clip}(j-i,-k,k)+k}`: (Lq, Lk), or (H, Lq, Lk) for (H, 2k+1).
 
-    Paper: Shaw et al. 2018, §3.2, with one scalar per offset (the form of syllabus 003).
+    Paper: Shaw et al. 2018, §3.2, with one scalar per offset (the form of
+    the article 「大语言模型原理基础与前沿：相对位置编码」).
     """
     k = as_int("max_relative", max_relative, lo=0, hi=MAX_ELEMENTS)
     weights = as_array("weights", weights, min_ndim=1)

@@ -9,9 +9,10 @@ when a set of rotating pairs first comes back to where it started.
   (constant along every diagonal); :func:`posenc_core.toeplitz_deviation` measures how far it is from that.
   :func:`rope_scores_mixed_pairing` rotates queries and keys with possibly different pairings — what happens when
   two pieces of code that disagree meet in one model — and the result is no longer Toeplitz.
-* **Near repeats.** One pair turning 30° per token is back where it started after 12 tokens (syllabus 000). With
-  several pairs all of them have to come back at once; :func:`rope_near_repeats` finds the first such distance
-  for the first 1, 2, 3 … pairs in one pass (Su et al. 2021, arXiv:2104.09864, §3.3, for the frequencies).
+* **Near repeats.** One pair turning 30° per token is back where it started after 12 tokens (the clock of
+  the WeChat article 「Transformer位置编码问题」). With several pairs all of them have to come back at once;
+  :func:`rope_near_repeats` finds the first such distance for the first 1, 2, 3 … pairs in one pass (Su et al. 2021,
+  arXiv:2104.09864, §3.3, for the frequencies).
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def write_site(out: Path, langs: Sequence[str], *, images: bool = True) -> list[
         folder.mkdir(exist_ok=True)
         sections.append(f"<h2>{html.escape(t('export.site_lang', lang))}</h2>")
         for view in VIEWS:
-            values = defaults(view.params)
+            values = defaults(view.params, lang)
             page = catalog.BY_ID[view.page_id]
             title = t(f"page.{page.id}.title", lang)
             items: list[str] = []

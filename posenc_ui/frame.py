@@ -52,6 +52,14 @@ PLOTLY_CONFIG = {"displaylogo": False, "scrollZoom": False, "modeBarButtonsToRem
 EMBED_HEIGHT = 720  # px of the <iframe> snippet
 
 
+_TOUCH = re.compile(r"Mobi|Android|iPhone|iPad|iPod")
+
+
+def is_touch(user_agent: str) -> bool:
+    r"""Whether a browser's User-Agent names a phone or tablet (where plotly's toolbar never hides)."""
+    return bool(_TOUCH.search(user_agent))
+
+
 def widget_key(page_id: str, name: str) -> str:
     r"""The session-state key of a page's widget (page-qualified: two pages may both have a ``length``)."""
     return f"{page_id}.{name}"
@@ -64,6 +72,7 @@ class Page:
         self.view = view
         self.lang = lang
         self.embedded = embedded
+        self.touch = is_touch(st.context.headers.get("User-Agent", ""))
         self.info: PageInfo | None = catalog.BY_ID.get(view.page_id)
         self._shown: list[Check] = []
         self._drawn: dict[str, go.Figure] = {}  # name → figure drawn this rerun (the export panel offers them)
@@ -177,6 +186,8 @@ class Page:
             last_good[(self.view.page_id, name)] = fig
         self._drawn[name] = fig
         config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"filename": self._file_stem(name), "scale": 2}}
+        if self.touch:  # a touch screen shows plotly's toolbar always, over the title; the download panel remains
+            config["displayModeBar"] = False
         st.plotly_chart(fig, theme=None, config=config, key=f"fig.{self.view.page_id}.{name}")
 
     def figures(self, *names: str) -> None:
@@ -244,7 +255,8 @@ class Page:
         if message is None:
             st.success(self.t(f"{self.view.page_id}.served", **self.values), icon=":material/check_circle:")
         else:
-            st.error(self.t("frame.refusal", message=code_span(message, limit=400)), icon=":material/block:")
+            # The refusal is the lesson (a learned table has no row past its end): a callout, not an alarm.
+            st.info(self.t("frame.refusal", message=code_span(message, limit=400)), icon=":material/lightbulb:")
 
     # --- panels -------------------------------------------------------------------------------------------------
 
@@ -265,8 +277,14 @@ class Page:
             render_sources(ex.sources, self.lang)
 
     def finish(self) -> None:
-        r"""Write the values to the URL and to the session memory; draw the export and share boxes, next-page link."""
-        encoded = encode_all(self.view.params, self.values)
+        r"""Write the values to the URL and to the session memory; draw the export and share boxes, next-page link.
+
+        Only values that differ from their defaults are written: a link to an untouched page is just its language,
+        and a missing value is seeded with its default again (:func:`seed`).
+        """
+        values = self.values
+        changed = [p for p in self.view.params if values[p.name] != p.clamp(p.default_in(self.lang), values)]
+        encoded = encode_all(changed, values)
         st.session_state.setdefault(MEMORY, {})[self.view.page_id] = encoded
         write_url({"lang": self.lang, **encoded})
         if self.embedded:
@@ -323,7 +341,7 @@ def open_page(view: View) -> Page:
     lang = resolve_lang()
     title = t(f"page.{view.page_id}.title", lang) if view.page_id in catalog.BY_ID else t("home.title", lang)
     st.set_page_config(page_title=f"{title} · posenc", page_icon=FAVICON, layout="wide")
-    problems = seed(view)
+    problems = seed(view, lang)
     asked = st.query_params.get("lang")
     if asked is not None and asked not in LANGS:  # shown once: the URL is rewritten with the language used
         problems.insert(0, Problem("lang", asked, "invalid", lang))
@@ -356,7 +374,7 @@ def pick_lang(url: str | None, remembered: str | None, locale: str | None) -> st
     return DEFAULT_LANG
 
 
-def seed(view: View) -> list[Problem]:
+def seed(view: View, lang: str | None = None) -> list[Problem]:
     r"""Put a value under every widget key that has none yet; return what the URL got wrong."""
     memory: Mapping[str, str] = st.session_state.get(MEMORY, {}).get(view.page_id, {})
     url = {name: st.query_params.get_all(name) for name in st.query_params}
@@ -370,7 +388,7 @@ def seed(view: View) -> list[Problem]:
             continue
         raw = url.get(param.name) or memory.get(param.name)
         if raw is None:
-            value, problem = param.clamp(param.default, state), None
+            value, problem = param.clamp(param.default_in(lang), state), None
         else:
             value, problem = param.parse(raw, state)
         if problem is not None and param.name in url:

@@ -40,6 +40,13 @@ class Param:
     default: Any
 
     widget: Widget = "slider"
+    #: (language, default) pairs where the default depends on the reader's language (an English sentence for English
+    #: readers); every other language gets ``default``.
+    lang_defaults: tuple[tuple[str, Any], ...] = ()
+
+    def default_in(self, lang: str | None) -> Any:
+        r"""The default for a reader of ``lang``."""
+        return dict(self.lang_defaults).get(lang, self.default)
 
     def parse(self, raw: str | Sequence[str], state: Mapping[str, Any]) -> tuple[Any, Problem | None]:
         r"""The value of the URL text ``raw`` (a list for repeated keys), and a :class:`Problem` if it was changed."""
@@ -180,11 +187,11 @@ class IntListParam(Param):
         return ",".join(str(v) for v in value)
 
 
-def defaults(params: Sequence[Param]) -> dict[str, Any]:
-    r"""Every parameter at its default, clamped in order (a later bound may follow an earlier value)."""
+def defaults(params: Sequence[Param], lang: str | None = None) -> dict[str, Any]:
+    r"""Every parameter at its default (for ``lang``), clamped in order (a later bound may follow an earlier value)."""
     state: dict[str, Any] = {}
     for param in params:
-        state[param.name] = param.clamp(param.default, state)
+        state[param.name] = param.clamp(param.default_in(lang), state)
     return state
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_core_bench_runs_and_its_fast_rope_matches_the_syllabus_loop(tmp_path: Path) -> None:
+def test_core_bench_runs_and_its_fast_rope_matches_the_published_loop(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     run = subprocess.run([sys.executable, "bench/bench_core.py", "--quick", "--json", str(out)], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)  # fmt: skip

@@ -391,8 +391,9 @@ def periods(
     *,
     lang: str,
 ) -> go.Figure:
-    r""":math:`T_i = 2\pi\,\text{base}^{2i/d}` against 2i/d on a log axis, with syllabus 002's d = 512 example:
-    the true values (``syllabus``, {i: T_i}) and the values the article prints (``printed``)."""
+    r""":math:`T_i = 2\pi\,\text{base}^{2i/d}` against 2i/d on a log axis, with the d = 512 example of
+    the article 「从零学习大模型--旋转位置编码」: the true values (``syllabus``, {i: T_i}) and the values it prints
+    (``printed``)."""
     fraction = 2 * pair_index / dim
     every = [*wavelengths, *syllabus.values(), *printed.values()]
     low, high = min(every), max(every)

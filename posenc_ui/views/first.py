@@ -24,7 +24,7 @@ from ..memo import memo
 from ..state import BoolParam, IntParam
 from .base import Check, Explain, Values, View, uses
 
-#: The syllabus's comparison: three tokens against four.
+#: The comparison in mmmwhy's 「Transformer 中的 position embedding 的设计」: three tokens against four.
 SHORT, LONG = 3, 4
 
 PARAMS = (

@@ -5,8 +5,8 @@ cannot extrapolate — :func:`posenc_core.lookup_positions` refuses, and the pag
 Sinusoids, computed from a formula, simply keep going. Then the table a model actually trained: the extrapolation
 lab's (page 9, committed in ``assets/lab/``), whose rows past the training windows were never touched — shown with
 :func:`posenc_core.neighbour_cosine` and, against a twin trained from the same seed, :func:`posenc_core.row_distances`.
-Last, syllabus 001's question: why may position simply be *added* to the word? Because token + position + segment
-lookups are one linear layer over concatenated one-hots.
+Last, the question of mmmwhy's 「Transformer 中的 position embedding 的设计」: why may position simply be *added* to the
+word? Because token + position + segment lookups are one linear layer over concatenated one-hots.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from ..memo import memo
 from ..state import ChoiceParam, IntParam
 from .base import Check, Explain, Values, View, uses
 
-#: Syllabus 001's toy BERT: 4 tokens, 3 positions, 2 segments.
+#: The toy BERT of mmmwhy's 「Transformer 中的 position embedding 的设计」: 4 tokens, 3 positions, 2 segments.
 VOCAB, POSITIONS, SEGMENTS = 4, 3, 2
 
 

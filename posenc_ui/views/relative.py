@@ -3,7 +3,8 @@ why additive absolute codes are not relative.
 
 Every relative scheme looks up something by the offset :math:`j - i` only, so its bias matrix is Toeplitz; the page
 measures that (:func:`posenc_core.bias_analysis.toeplitz_deviation` = 0 exactly) and measures the opposite for the
-position-only term :math:`p_m W_Q W_K^\top p_n^\top` of additive sinusoids (syllabus 002 §2.2).
+position-only term :math:`p_m W_Q W_K^\top p_n^\top` of additive sinusoids (§2.2 of
+the article 「从零学习大模型--旋转位置编码」).
 """
 
 from __future__ import annotations

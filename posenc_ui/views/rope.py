@@ -4,8 +4,8 @@ Clock hands: pair i of a vector at position m is turned by m·θ_i, a complex nu
 :math:`e^{\mathrm{i}m\theta_i}`. The score of q at m and k at n is :math:`q_0 \cdot k_{n-m}`, checked on random
 vectors. Half-split and interleaved pairing are one rotation in two orders of the dimensions — and mixing them
 breaks a model without a sound. Su's long-range decay beside random vectors (which do not decay), the period of
-each pair with syllabus 002's errata, and how adding pairs pushes the first near-repeat of syllabus 000's
-"30° per token" clock out of reach.
+each pair with the periods misprinted in the article 「从零学习大模型--旋转位置编码」, and how adding pairs pushes the
+first near-repeat of the "30° per token" clock of the WeChat article 「Transformer位置编码问题」 out of reach.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from posenc_core import (
     rope_wavelengths,
     toeplitz_deviation,
 )
-from posenc_core.rope import _rotate
 from posenc_core.rope_analysis import (
     pairing_permutation,
     rope_near_repeats,
@@ -60,11 +59,13 @@ NO_DECAY_Z = 5.0
 #: RoFormer §3.4.3 (Fig. 2), d = 128, base 10⁴: Su's bound at distances 0, 100, 256 (docs/references.md).
 PUBLISHED_DECAY = {0: 32.5, 100: 10.23, 256: 6.54}
 PUBLISHED_DIM, PUBLISHED_BASE = 128, 10000.0
-#: Syllabus 002's example: d = 512, base 10⁴; the periods it prints, and the pairs that really exist.
+#: The example of the article 「从零学习大模型--旋转位置编码」: d = 512, base 10⁴; the periods it prints, and the pairs
+#: that really exist.
 SYLLABUS_DIM = 512
 SYLLABUS_PRINTED = {0: 6.28, 128: 316.23, 256: 15811.39}
 SYLLABUS_PAIRS = (0, 128, 255)
-#: Syllabus 000's clock: 30° per token; a second pair turning 1 rad per token (RoPE's pair 0) beside it.
+#: The clock of the WeChat article 「Transformer位置编码问题」: 30° per token; a second pair turning 1 rad per token
+#: (RoPE's pair 0) beside it.
 TOY_THETAS = (math.pi / 6, 1.0)
 TOY_POSITIONS, TOY_REPEAT = 24, 12
 REPEAT_PAIRS, REPEAT_REACH = 12, 10**6
@@ -452,7 +453,6 @@ VIEW = View(
         ),
         sources=(
             apply_rope,
-            _rotate,
             rope_scores,
             pairing_permutation,
             rope_decay_bound,

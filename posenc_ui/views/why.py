@@ -23,7 +23,8 @@ from ..memo import memo
 from ..state import ChoiceParam, IntParam
 from .base import Check, Explain, Values, View, uses
 
-#: Sentence pairs from the syllabus (000, 002) and an English one: tokens of A, and B as a permutation of A.
+#: Two Chinese sentence pairs and an English one (the English reader's default): tokens of A, and B as a
+#: permutation of A.
 SENTENCES: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
     "acquire": (("公司", "收购", "了", "竞争对手"), (3, 1, 2, 0)),
     "tiantian": (("天", "天", "向", "上"), (0, 2, 1, 3)),
@@ -31,7 +32,7 @@ SENTENCES: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
 }
 
 PARAMS = (
-    ChoiceParam("pair", "acquire", options=tuple(SENTENCES), widget="radio"),
+    ChoiceParam("pair", "acquire", options=tuple(SENTENCES), widget="radio", lang_defaults=(("en", "dog"),)),
     ChoiceParam("encoding", "none", options=ENCODINGS, labels="enc"),
     IntParam("dim", 16, lo=4, hi=64, step=4),
     IntParam("seed", 0, lo=0, hi=20),

@@ -106,3 +106,17 @@ def test_markdown_emphasis_renders_in_every_string(lang: str) -> None:
     md = markdown_it.MarkdownIt("commonmark")
     literal = [key for key, text in catalogue(lang).items() if "**" in md.render(text)]
     assert not literal, f"unrendered ** in {literal}"
+
+
+#: Readers never saw the source articles as numbered files: cite them by title (and author / link), never as
+#: "syllabus 002", "大纲文章 001", "课程材料 000" or "article 003".
+UNSEEN_DOCUMENT = re.compile(
+    r"syllabus|大纲|课程材料|课程文章|课程里|seed article|(?:article|文章|材料|课程|errata for|勘误)\s*0\d\d",
+    re.IGNORECASE,
+)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_string_cites_a_source_by_number_or_as_the_syllabus(lang: str) -> None:
+    cited = {key: m.group(0) for key, text in catalogue(lang).items() if (m := UNSEEN_DOCUMENT.search(text))}
+    assert not cited, f"cite the article by its title instead: {cited}"

@@ -181,9 +181,10 @@ def test_each_page_has_two_figures_formula_source_and_passing_checks(open_page, 
 def test_learned_page_shows_the_wall_as_a_lesson_not_a_crash(open_page) -> None:
     at = open_page("pages/4_Learned_absolute.py", lang="en", params={"max_length": "128", "position": "128"})
     assert_clean(at)
-    assert any("position 128 has no row" in e.value for e in at.error)
-    at.slider(key="learned.position").set_value(127).run()
+    assert any("position 128 has no row" in box.value for box in at.info)  # a lesson callout, not a red error
     assert not at.error
+    at.slider(key="learned.position").set_value(127).run()
+    assert not [box for box in at.info if "has no row" in box.value]
 
 
 def test_binary_overflow_keeps_last_good_figure(open_page) -> None:

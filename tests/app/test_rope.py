@@ -101,7 +101,7 @@ def test_random_band_switches_its_theory_line_with_k_equal_q() -> None:
     assert independent.layout.title.text != aligned.layout.title.text
 
 
-def test_periods_show_the_syllabus_example_true_and_as_printed() -> None:
+def test_periods_show_the_published_example_true_and_as_printed() -> None:
     fig = VIEW.figures["periods"](DEFAULTS, "en")
     true, printed = fig.data[1], fig.data[2]
     np.testing.assert_allclose(true.y, [2 * math.pi, 200 * math.pi, 2 * math.pi * 1e4 ** (510 / 512)])

@@ -71,3 +71,31 @@ def test_relative_queries_keep_their_value_when_keys_grow_and_are_clamped_with_a
     at.slider(key=keys).set_value(8).run()
     assert at.session_state[queries] == 8
     assert any("moved from 13 to 8" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)
+def test_links_carry_only_what_differs_from_the_defaults(view, open_page) -> None:
+    r"""An untouched page's address is its language alone; a moved slider adds exactly itself."""
+    at = open_page(catalog.BY_ID[view.page_id].script, lang="zh")
+    assert dict(at.query_params) == {"lang": "zh"}
+    slider = next((s for s in at.slider if s.key and s.key.startswith(f"{view.page_id}.")), None)
+    if slider is None:
+        return
+    name = slider.key.split(".", 1)[1]
+    param = view.param(name)
+    target = param.clamp(slider.max if slider.value != slider.max else slider.min, _values(at, view))
+    slider.set_value(target).run()
+    assert at.query_params[name] == param.encode(target)
+    now = _values(at, view)
+    others = {p.name for p in view.params if p.name != name and now[p.name] != p.clamp(p.default, now)}
+    assert set(at.query_params) == {"lang", name} | others  # only what now differs from its default
+    moved_back = param.clamp(param.default, _values(at, view))
+    at.slider(key=slider.key).set_value(moved_back).run()
+    assert name not in at.query_params
+
+
+def test_the_why_page_opens_on_a_sentence_in_the_readers_language(open_page) -> None:
+    english, chinese = (open_page(catalog.BY_ID["why"].script, lang=lang) for lang in ("en", "zh"))
+    assert english.session_state[widget_key("why", "pair")] == "dog"
+    assert chinese.session_state[widget_key("why", "pair")] == "acquire"
+    assert "pair" not in english.query_params and "pair" not in chinese.query_params  # each its own default

@@ -173,8 +173,9 @@ def test_rope_periods_d512_are_6_28_then_628_3_then_60611():
     assert round(float(periods[255])) == 60611
 
 
-def test_syllabus_periods_316_23_and_15811_39_are_not_what_the_formula_gives():
-    """Syllabus 002 prints 6.28 / 316.23 / 15 811.39 for i = 0 / 128 / 256: only the first is right."""
+def test_published_periods_316_23_and_15811_39_are_not_what_the_formula_gives():
+    """The article 「从零学习大模型--旋转位置编码」 prints 6.28 / 316.23 / 15 811.39 for i = 0 / 128 / 256: only
+    the first is right."""
     periods = pc.rope_wavelengths(pc.rope_inv_freq(512, base=10000.0))
     assert not np.isclose(periods[128], 316.23, rtol=1e-2)
     assert not np.isclose(periods[255], 15811.39, rtol=1e-2)
@@ -188,7 +189,8 @@ def test_syllabus_periods_316_23_and_15811_39_are_not_what_the_formula_gives():
 @pytest.mark.parametrize("dim", [4, 128, 512])
 @pytest.mark.parametrize("base", [10000.0, 500.0])
 def test_sinusoid_exp_form_equals_power_form(dim, base):
-    """exp(−2i·ln(base)/d) and base^(−2i/d) are the same numbers (seed article's point)."""
+    """exp(−2i·ln(base)/d) and base^(−2i/d) are the same numbers (both appear in mmmwhy's
+    「Transformer 中的 position embedding 的设计」)."""
     i = np.arange(dim // 2)
     exp_form = np.exp(-2 * i * math.log(base) / dim)
     power_form = base ** (-2 * i / dim)

@@ -1,5 +1,5 @@
 r"""posenc_core.rope_analysis against independent derivations: loops written from the formulas, Hugging Face's
-weight-conversion permutation, and the numbers the syllabus and the page quote."""
+weight-conversion permutation, and the numbers the page and the articles it cites quote."""
 
 from __future__ import annotations
 
@@ -130,7 +130,8 @@ def test_mixed_pairing_validates_each_pairing_by_name() -> None:
 # ------------------------------------------------------------------------------------------------ near repeats
 
 
-def test_thirty_degrees_per_token_repeats_at_twelve_as_syllabus_000_says() -> None:
+def test_thirty_degrees_per_token_repeats_at_twelve_as_the_wechat_article_says() -> None:
+    """The clock of the WeChat article 「Transformer位置编码问题」: 30° per token is back after 12 tokens."""
     assert rope_near_repeats([math.pi / 6], tolerance=1e-9, max_distance=100) == (12,)
     # a second pair turning 1 rad per token tells position 12 from position 0
     alone, together = rope_near_repeats([math.pi / 6, 1.0], tolerance=0.1, max_distance=10**4)
