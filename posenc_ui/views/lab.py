@@ -29,6 +29,7 @@ from posenc_core.lab_task import (
     band_table,
     extrapolation_verdicts,
     for_task,
+    length_bands,
     optimal_loss,
     verdict_tolerance,
 )
@@ -198,17 +199,13 @@ def findings(values: Values) -> dict[str, tuple[str, dict[str, str]]]:
     as an i18n key (``lab.verdict.<state>``) and the numbers that decided it."""
     results = dict(shown_results(values))
     tolerance = verdict_tolerance(results)
-    last = band_edges(_last_band(results))[1]
+    last = band_edges(length_bands(results["config"]["train_length"], max(results["positions"]))[-1].name)[1]
     out = {}
     for name, verdict in extrapolation_verdicts(results).items():
         band = "inside" if verdict.band == "inside" else "{}–{}·L".format(*band_edges(verdict.band))
         out[name] = (verdict.state, {"value": f"{verdict.value:.2f}", "band": band, "held": _times_l(verdict.until),
                                      "last": _times_l(last), "tolerance": f"{tolerance:g}"})  # fmt: skip
     return out
-
-
-def _last_band(results: Mapping[str, Any]) -> str:
-    return list(next(iter(band_table(dict(results)).values())))[-1]
 
 
 def _times_l(multiple: int) -> str:
