@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
+import os
 import random
 import socket
 import statistics
@@ -48,6 +49,7 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from server import free_port, start_server, stop_server  # noqa: E402
 
 from posenc_ui import catalog  # noqa: E402
+from posenc_ui.turns import QUEUE_ENV  # noqa: E402
 
 GOALS = {"errors": 0, "p95_s": 1.5, "rss_mb": 1024.0}
 #: Browsers send small frames at once (TCP_NODELAY); without it Nagle's algorithm meets the server's delayed ACK
@@ -432,6 +434,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="every round moves the sliders to the same values (default: fresh values each round)",
     )
+    ap.add_argument(
+        "--queue",
+        choices=("on", "off"),
+        help="the page queue of the server this starts ($POSENC_PAGE_QUEUE; default: the environment's, else on)",
+    )
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--check", action="store_true", help="exit 1 unless the goals hold")
     args = ap.parse_args(argv)
@@ -439,6 +446,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     proc = None
     base = args.url
     if base is None:
+        if args.queue is not None:
+            os.environ[QUEUE_ENV] = args.queue  # the server inherits this process's environment
         proc = start_server(free_port())
         base = f"http://127.0.0.1:{proc.args[proc.args.index('--server.port') + 1]}"
     pids = args.pid or ([proc.pid] if proc else [])

@@ -6,7 +6,10 @@ another student asking for the same settings, costs nothing. Per-function ``lru_
 every cached result is measured (:func:`approx_bytes`) and kept in one of two pools, each one least-recently-used
 order across every page and bounded in bytes: :data:`RESULTS` for what pages show (figures, checks) and
 :data:`SCRATCH` for what those are built from, so that a few big intermediates (one full table can weigh as much
-as a hundred finished figures) cannot push out the figures students come back to.
+as a hundred finished figures) cannot push out the figures students come back to. The pools are
+:class:`cachetools.LRUCache` sized by :func:`approx_bytes`; this module adds only the sizing and the two pools.
+Everything the app keeps in memory between reruns goes through :func:`memo` (a live lab run's results also persist on
+disk, across processes: :mod:`posenc_ui.lab_queue`).
 
     @memo
     def _bias(n_heads: int, length: int) -> np.ndarray: ...
@@ -17,13 +20,12 @@ Arguments must be hashable. Results are shared between sessions and threads: nev
 from __future__ import annotations
 
 import dataclasses
-import functools
 import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, ParamSpec, TypeVar
 
+import cachetools
 import numpy as np
 
 P = ParamSpec("P")
@@ -59,76 +61,45 @@ def approx_bytes(obj: Any, _depth: int = 0) -> int:
     return sys.getsizeof(obj)
 
 
-class Budget:
-    r"""A least-recently-used store of results, bounded in bytes across every function that uses it."""
+def pool(max_bytes: int, *, largest: int | None = None) -> cachetools.LRUCache:
+    r"""A least-recently-used store bounded in bytes (:func:`approx_bytes`) across every function that uses it.
 
-    def __init__(self, max_bytes: int, *, largest: int | None = None) -> None:
-        self.max_bytes = max_bytes
-        self.largest = max_bytes if largest is None else largest
-        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.bytes = 0
-        self.hits = self.misses = self.evictions = 0
+    A result larger than ``largest`` (default: the whole pool) is returned to its caller but never kept, so that one
+    huge result cannot flush everything else. The store is :class:`cachetools.LRUCache`, which evicts by the sum of
+    ``getsizeof`` and refuses (``ValueError``, which :func:`cachetools.cached` swallows) an item larger than the pool.
+    """
+    limit = max_bytes if largest is None else min(largest, max_bytes)
 
-    def __len__(self) -> int:
-        return len(self._entries)
+    def size(value: Any) -> int:
+        n = approx_bytes(value)
+        return n if n <= limit else max_bytes + 1  # over the pool: refused, never kept
 
-    def get(self, key: Hashable) -> tuple[bool, Any]:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                self.misses += 1
-                return False, None
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return True, entry[0]
-
-    def put(self, key: Hashable, value: Any) -> None:
-        size = approx_bytes(value)
-        with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self.bytes -= old[1]
-            if size > self.largest:
-                return
-            self._entries[key] = (value, size)
-            self.bytes += size
-            while self.bytes > self.max_bytes and self._entries:
-                _, (_, freed) = self._entries.popitem(last=False)
-                self.bytes -= freed
-                self.evictions += 1
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self.bytes = 0
+    return cachetools.LRUCache(max_bytes, getsizeof=size)
 
 
 #: What a page shows: finished figures and checks (screen-sized, the expensive composite of everything below).
-RESULTS = Budget(RESULTS_BYTES, largest=RESULTS_BYTES // 16)
+RESULTS = pool(RESULTS_BYTES, largest=RESULTS_BYTES // 16)
 #: What they are built from: full tables, score matrices, weight tensors. Worth keeping while a page is being
 #: drawn (its figures share them) and a little longer, not for every state every student has visited: one such
 #: tensor can weigh as much as a hundred finished figures.
-SCRATCH = Budget(SCRATCH_BYTES)
+SCRATCH = pool(SCRATCH_BYTES)
 
 
-def memo(fn: Callable[P, R] | None = None, *, budget: Budget = SCRATCH) -> Any:
-    r"""Cache ``fn`` in ``budget`` (two threads asking at once may both compute; both get a result).
+#: Guards every pool: even a read reorders an LRU's entries. Held only around the pool, never while computing.
+_LOCK = threading.Lock()
+
+
+def memo(fn: Callable[P, R] | None = None, *, budget: cachetools.Cache = SCRATCH) -> Any:
+    r"""Cache ``fn`` in the pool ``budget`` (two threads asking at once may both compute; both get a result).
 
     ``@memo`` keeps intermediates in :data:`SCRATCH`; :func:`posenc_ui.views.base.uses` keeps page results in
-    :data:`RESULTS`.
+    :data:`RESULTS`. Every function of a pool shares its byte bound, so each key starts with the function itself.
     """
 
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:
-        @functools.wraps(fn)
-        def cached(*args: P.args, **kwargs: P.kwargs) -> R:
-            key = (cached, args, tuple(sorted(kwargs.items())))
-            found, value = budget.get(key)
-            if not found:
-                value = fn(*args, **kwargs)
-                budget.put(key, value)
-            return value
+        def key(*args: Any, **kwargs: Any) -> Hashable:
+            return (fn, args, tuple(sorted(kwargs.items())))
 
-        return cached
+        return cachetools.cached(budget, key=key, lock=_LOCK)(fn)  # keeps fn's name and docstring
 
     return decorate(fn) if fn is not None else decorate

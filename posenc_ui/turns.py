@@ -18,9 +18,10 @@ waited longest, so no student's rerun is overtaken indefinitely (``threading.Loc
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 
@@ -77,5 +78,34 @@ class Turns:
             self.acquire()
 
 
+class NoTurns:
+    r"""The same interface with no queue: every page script runs at once, as Streamlit runs them by default."""
+
+    waiting = 0
+
+    def __enter__(self) -> NoTurns:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        yield
+
+
+#: The server setting: ``POSENC_PAGE_QUEUE=off`` runs page scripts concurrently (``bench/load.py --queue off``).
+QUEUE_ENV = "POSENC_PAGE_QUEUE"
+_SETTINGS = {"on": True, "off": False}
+
+
+def queue_from_env(environ: Mapping[str, str] = os.environ) -> Turns | NoTurns:
+    r"""The page queue ``$POSENC_PAGE_QUEUE`` asks for: ``on`` (the default) or ``off``; anything else is an error."""
+    setting = environ.get(QUEUE_ENV, "on").strip().lower()
+    if setting not in _SETTINGS:
+        raise ValueError(f"{QUEUE_ENV}={setting!r}: use 'on' or 'off'")
+    return Turns() if _SETTINGS[setting] else NoTurns()
+
+
 #: The server's queue: every page script holds it from :func:`posenc_ui.frame.start` to the end of the page.
-TURNS = Turns()
+TURNS = queue_from_env()

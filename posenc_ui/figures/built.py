@@ -60,7 +60,7 @@ def wire(node: Any, key: str = "", tally: list[int] | None = None) -> Any:
     r"""A copy of a figure dict ready for plotly.js: arrays encoded, plotly objects (the template) as dicts.
 
     ``tally``, when given, collects what the copy weighs in memory (:meth:`BuiltFigure.approx_bytes`): the encoded
-    arrays by their text, every other node by CPython's usual object sizes; the shared template counts nothing.
+    arrays by their text, every other node by CPython's usual object sizes.
     """
     if isinstance(node, dict):  # None means "not set", as plotly.py drops it
         if tally is not None:
@@ -79,8 +79,8 @@ def wire(node: Any, key: str = "", tally: list[int] | None = None) -> Any:
         return encoded
     if isinstance(node, np.generic):
         return node.item()
-    if isinstance(node, BasePlotlyType):
-        return _plotly_json(node)
+    if isinstance(node, BasePlotlyType):  # the house template: 48 µs a figure built, against ms for the figure
+        return wire(node.to_plotly_json(), key, tally)
     return node
 
 
@@ -111,17 +111,6 @@ def _containers_copied(node: Any) -> Any:
     if type(node) is list:
         return [_containers_copied(v) for v in node]
     return node
-
-
-_JSON_OF: dict[int, tuple[BasePlotlyType, dict]] = {}
-
-
-def _plotly_json(obj: BasePlotlyType) -> dict:
-    r"""``obj.to_plotly_json()``, once per object (the shared template would otherwise be copied every figure)."""
-    hit = _JSON_OF.get(id(obj))
-    if hit is None or hit[0] is not obj:
-        hit = _JSON_OF[id(obj)] = (obj, wire(obj.to_plotly_json()))
-    return hit[1]
 
 
 class BuiltFigure(go.Figure):

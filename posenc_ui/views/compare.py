@@ -5,7 +5,6 @@ it lives, who uses it.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,7 +34,7 @@ from ..figures import compare as figs
 from ..figures import heatmap
 from ..figures.style import ENCODING_COLOURS, GREY, SKY
 from ..i18n import t
-from ..memo import memo
+from ..memo import RESULTS, memo
 from ..state import IntParam
 from .base import Check, Explain, Values, View, uses
 
@@ -93,9 +92,9 @@ def _residuals(length: int) -> dict[str, float]:
 # --- the lab's committed runs --------------------------------------------------------------------------------------
 
 
-@functools.cache
+@memo(budget=RESULTS)
 def lab_results(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Any]]:
-    r"""Task id → the committed results file of that task, read once per process (a committed run never changes)."""
+    r"""Task id → the committed results file of that task, read once while memory keeps it (a run never changes)."""
     results = {}
     for task, path in runs:
         with open(path, encoding="utf-8") as fh:
@@ -103,7 +102,7 @@ def lab_results(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Any]]:
     return MappingProxyType(results)
 
 
-@functools.cache
+@memo(budget=RESULTS)
 def lab_measures(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Mapping[str, Spread]]]:
     r"""Task → encoding → band → what the verdict reads (:func:`posenc_core.lab_task.verdict_measures`)."""
     return MappingProxyType(
@@ -115,7 +114,7 @@ def task_tolerance(task: str, runs: Runs = LAB_RUNS) -> float:
     return verdict_tolerance(lab_results(runs)[task])
 
 
-@functools.cache
+@memo(budget=RESULTS)
 def lab_verdicts(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Verdict]]:
     r"""Encoding → task → :class:`~posenc_core.lab_task.Verdict`, for every lab encoding and every committed run."""
     per_task = {task: extrapolation_verdicts(dict(results)) for task, results in lab_results(runs).items()}

@@ -10,7 +10,6 @@ result dicts, and every number it shows comes from :func:`posenc_core.lab_task.b
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,6 +36,7 @@ from posenc_core.lab_task import (
 from ..catalog import ROOT
 from ..figures import lab as figs
 from ..lab_queue import LabQueue, cache_dir, config_key
+from ..memo import RESULTS, memo
 from ..state import ChoiceParam, IntParam
 from .base import Check, Explain, Values, View
 
@@ -71,9 +71,9 @@ PARAMS = (
 # --- results: the committed files, and live runs from the disk cache --------------------------------------------
 
 
-@functools.lru_cache(maxsize=16)
+@memo(budget=RESULTS)
 def read_results(path: Path) -> Mapping[str, Any]:
-    r"""A results file, read once per process while it is among the 16 last used (a finished run never changes)."""
+    r"""A results file, read once while the app's memory keeps it (a finished run never changes)."""
     with path.open(encoding="utf-8") as fh:
         results = json.load(fh)
     order = results["config"]["encodings"]  # the cache stores keys sorted; show encodings in the lab's order
@@ -110,12 +110,7 @@ def live_config(values: Values) -> LabConfig:
 
 def queue() -> LabQueue:
     r"""The lab's run queue and result cache (one per cache directory, shared by every session)."""
-    return _queue_at(cache_dir())
-
-
-@functools.cache
-def _queue_at(root: Path) -> LabQueue:
-    return LabQueue(root)
+    return LabQueue(cache_dir())  # all its state is on disk: a new handle per rerun costs three mkdir calls
 
 
 def live_results(values: Values) -> Mapping[str, Any] | None:

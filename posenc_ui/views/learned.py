@@ -11,7 +11,6 @@ word? Because token + position + segment lookups are one linear layer over conca
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import NamedTuple
 
@@ -35,7 +34,7 @@ from ..figures import heatmap
 from ..figures import learned as figs
 from ..figures import sinusoidal as sin_figs
 from ..i18n import t
-from ..memo import memo
+from ..memo import RESULTS, memo
 from ..state import ChoiceParam, IntParam
 from .base import Check, Explain, Values, View, uses
 
@@ -111,9 +110,9 @@ class TrainedTable(NamedTuple):
     trained: int  # rows 0 … trained − 1 were trained; every later row kept its random start
 
 
-@functools.cache
+@memo(budget=RESULTS)
 def read_trained(path: str) -> TrainedTable:
-    r"""The trained table of a committed lab run, read once per process (a finished run never changes).
+    r"""The trained table of a committed lab run, read once while the app's memory keeps it (a run never changes).
 
     The lab trains on windows of L tokens and feeds the model the first L − 1 of them (the last is only a target), so
     rows 0 … L − 2 get gradients and rows L − 1 onwards never do. The lab's losses are indexed by the *predicted*

@@ -10,7 +10,6 @@ first near-repeat of the "30° per token" clock of the WeChat article 「Transfo
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -313,7 +312,7 @@ def check_mixed(v: Values) -> Check:
 # --- 4. long-range decay -----------------------------------------------------------------------------------------
 
 
-@functools.cache
+@memo
 def _distances() -> np.ndarray:
     return np.unique(np.round(np.logspace(0, math.log10(DECAY_REACH), DECAY_POINTS)))  # (~1.1k,) 1 … 10⁶
 

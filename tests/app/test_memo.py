@@ -2,16 +2,18 @@ r"""The shared result cache: bounded in bytes across every function, least recen
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import tracemalloc
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc_ui.figures import style
-from posenc_ui.memo import RESULTS, SCRATCH, Budget, approx_bytes, memo
+from posenc_ui.memo import RESULTS, SCRATCH, approx_bytes, memo, pool
 
 
 def test_array_sizes_count_their_data() -> None:
@@ -35,9 +37,9 @@ def test_dataclasses_and_figures_are_measured_through_their_fields() -> None:
 def test_a_figure_weighs_about_what_a_copy_of_it_allocates() -> None:
     z = np.random.default_rng(0).standard_normal((300, 200)).astype(np.float32)
     fig = style.figure([{"type": "heatmap", "z": z, "x": list(range(200))}], title="t")
-    wire = dict(fig.to_dict(), layout={k: v for k, v in fig.to_dict()["layout"].items() if k != "template"})
+    wire = fig.to_dict()
     tracemalloc.start()
-    copy = pickle.loads(pickle.dumps(wire))  # every node allocated afresh (the shared template left out)
+    copy = pickle.loads(pickle.dumps(wire))  # every node allocated afresh
     allocated, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert copy == wire
@@ -45,28 +47,29 @@ def test_a_figure_weighs_about_what_a_copy_of_it_allocates() -> None:
 
 
 def test_least_recently_used_goes_first_and_bytes_stay_under_the_budget() -> None:
-    budget = Budget(30_000, largest=20_000)
+    store = pool(30_000, largest=20_000)
     arrays = {name: np.zeros(1_000) for name in "abcd"}  # ~8 kB each
     for name in "abc":
-        budget.put(name, arrays[name])
-    assert budget.get("a") == (True, arrays["a"])  # a is now the most recent
-    budget.put("d", arrays["d"])
-    assert budget.get("b") == (False, None)  # b was the oldest
-    assert all(budget.get(name)[0] for name in "acd") and budget.bytes <= 30_000
-    budget.put("huge", np.zeros(5_000))  # 40 kB: larger than `largest`, returned to the caller but never kept
-    assert budget.get("huge") == (False, None) and len(budget) == 3
+        store[name] = arrays[name]
+    assert store["a"] is arrays["a"]  # a is now the most recent
+    store["d"] = arrays["d"]
+    assert "b" not in store  # b was the oldest
+    assert all(name in store for name in "acd") and store.currsize <= 30_000
+    with pytest.raises(ValueError):  # 40 kB: larger than `largest`; memo returns it to the caller, never keeps it
+        store["huge"] = np.zeros(5_000)
+    assert "huge" not in store and len(store) == 3
 
 
 @given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 3_000)), max_size=60))
 def test_accounting_matches_what_is_held(puts: list[tuple[int, int]]) -> None:
-    budget = Budget(20_000, largest=10_000)
+    store = pool(20_000, largest=10_000)
     for key, n in puts:
-        budget.put(key, np.zeros(n, np.uint8))
-    held = [budget._entries[k][1] for k in budget._entries]
-    assert budget.bytes == sum(held) <= 20_000
+        with contextlib.suppress(ValueError):  # too large to keep
+            store[key] = np.zeros(n, np.uint8)
+    assert store.currsize == sum(approx_bytes(v) for v in store.values()) <= 20_000
     if puts:  # the last result put is kept unless it alone is too large
         key, n = puts[-1]
-        assert budget.get(key)[0] == (approx_bytes(np.zeros(n, np.uint8)) <= 10_000)
+        assert (key in store) == (approx_bytes(np.zeros(n, np.uint8)) <= 10_000)
 
 
 def test_memo_computes_once_and_shares_the_result() -> None:
@@ -85,14 +88,14 @@ def test_memo_computes_once_and_shares_the_result() -> None:
 
 def test_page_results_and_intermediates_live_in_separate_pools() -> None:
     r"""A big intermediate can only push out other intermediates, never the figures students come back to."""
-    pool = Budget(100_000)
+    scratch = pool(100_000)
 
-    @memo(budget=pool)
+    @memo(budget=scratch)
     def table(n: int) -> np.ndarray:
         return np.zeros(n)
 
-    results_before = (len(RESULTS), RESULTS.bytes)
+    results_before = (len(RESULTS), RESULTS.currsize)
     table(10_000)  # 80 kB
     table(11_000)  # 88 kB: the first one goes, from its own pool only
-    assert len(pool) == 1 and pool.evictions == 1
-    assert (len(RESULTS), RESULTS.bytes) == results_before
+    assert list(scratch) == [(table.__wrapped__, (11_000,), ())]  # the first one went, from its own pool only
+    assert (len(RESULTS), RESULTS.currsize) == results_before

@@ -121,3 +121,20 @@ def test_a_page_that_fails_midway_gives_the_turn_back_and_the_next_run_works(mon
     at.run()
     assert not at.exception
     assert not TURNS._held
+
+
+@pytest.mark.parametrize(("setting", "queued"), [(None, True), ("on", True), (" OFF ", False), ("off", False)])
+def test_the_page_queue_is_a_server_setting(setting: str | None, queued: bool) -> None:
+    from posenc_ui.turns import QUEUE_ENV, NoTurns, queue_from_env
+
+    turns = queue_from_env({} if setting is None else {QUEUE_ENV: setting})
+    assert isinstance(turns, Turns if queued else NoTurns)
+    with turns, turns.aside():  # the same interface either way
+        pass
+
+
+def test_an_unknown_queue_setting_is_refused_by_name() -> None:
+    from posenc_ui.turns import QUEUE_ENV, queue_from_env
+
+    with pytest.raises(ValueError, match=f"{QUEUE_ENV}='sometimes'.*'on' or 'off'"):
+        queue_from_env({QUEUE_ENV: "sometimes"})
