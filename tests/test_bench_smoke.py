@@ -18,3 +18,10 @@ def test_core_bench_runs_and_its_fast_rope_matches_the_published_loop(tmp_path: 
     results = json.loads(out.read_text())
     assert results["apply_rope_vs_loop (L=4096, d=128)"]["max_abs_diff"] < 1e-10
     assert all(row["max_abs_diff"] < 1e-8 for row in results["far_positions (L=4096, d=128)"])
+
+
+def test_machinery_bench_runs_on_every_page() -> None:
+    run = subprocess.run([sys.executable, "bench/bench_machinery.py", "--repeat", "1"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.count("×") >= 2 * 11 + 3, run.stdout  # two ratios for each page and the total, three caches

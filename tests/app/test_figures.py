@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from posenc_ui.figures import attention, heatmap, learned, positions, sinusoidal, style
 from posenc_ui.figures.built import BuiltFigure, typed_array, unwire
@@ -178,6 +179,35 @@ def test_sending_a_figure_never_builds_its_plotly_tree() -> None:
     pio.to_json(return_figure_from_figure_or_data(fig, validate_figure=True), validate=False)
     assert plain_title(fig) == "Bold title"
     assert fig.__dict__["_built"] is False
+
+
+def _one_built_figure() -> None:  # an AppTest script: it runs in this process, so the figure can be inspected
+    import numpy as np
+    import streamlit as st
+
+    from posenc_ui.figures import style
+
+    fig = style.figure([{"type": "heatmap", "z": np.eye(3)}], title="<b>位置</b> · title", x="x", y="y")
+    st.session_state["figure"] = fig
+    st.plotly_chart(fig)
+
+
+def test_streamlit_sends_a_built_figure_as_it_sends_the_validated_one() -> None:
+    r"""The contract :class:`BuiltFigure` relies on, pinned to the Streamlit and plotly versions in requirements.txt.
+
+    ``st.plotly_chart`` must send exactly the JSON of the equivalent validated ``go.Figure``, and must get it through
+    ``to_dict()`` alone, never building the plotly tree. A new Streamlit or plotly must pass this before it is pinned.
+    """
+    import plotly
+    import streamlit
+
+    assert (streamlit.__version__, plotly.__version__) == ("1.67.0", "7.1.0"), "re-check BuiltFigure's contract"
+    at = AppTest.from_function(_one_built_figure).run(timeout=30)
+    assert not at.exception
+    fig = at.session_state["figure"]
+    sent = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert fig.__dict__["_built"] is False  # sent through to_dict() alone
+    assert sent == json.loads(pio.to_json(go.Figure(unwire(fig.to_dict())), validate=False))
 
 
 @pytest.mark.parametrize(
