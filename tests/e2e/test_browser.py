@@ -128,3 +128,19 @@ def test_share_box_link_reopens_the_same_view(page: Page, app_url: str) -> None:
 
 def query_of(url: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlparse(url).query).items()}
+
+
+def test_browser_bench_times_a_slider_move(tmp_path, app_url: str) -> None:
+    r"""``bench/bench_browser.py`` runs against a live server and sees the move it makes (figures are for people)."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "browser.json"
+    cmd = [sys.executable, "bench/bench_browser.py", "--url", app_url, "--pages", "ALiBi", "--moves", "1",
+           "--json", str(out)]  # fmt: skip
+    run = subprocess.run(cmd, cwd=catalog.ROOT, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr[-2000:]
+    alibi = json.loads(out.read_text())["results"]["ALiBi"]
+    assert alibi["first_figure_ms"] > 0 and alibi["sliders"]
+    assert all(s["median_ms"] > 0 and s["kb_per_move"] > 0 for s in alibi["sliders"].values())

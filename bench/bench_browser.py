@@ -1,0 +1,176 @@
+r"""What a student feels: slider moves and first loads timed in real Chromium against a real server, on loopback.
+
+    python bench/bench_browser.py [--moves 10] [--pages Sinusoidal,RoPE] [--json out.json]
+
+It starts ``streamlit run app.py`` (or uses ``--url``) and opens each page in Debian's Chromium at 1280×800. A script
+installed before the app loads keeps, in the page's own clock (``performance.now()``, 0 at navigation start):
+
+- the time of the last key press (a capturing ``keydown`` listener);
+- the bytes and time of every websocket message from the server (``WebSocket`` wrapped);
+- the time of the last DOM change inside a Plotly chart (a ``MutationObserver``): the figure redrawn.
+
+**First load** (after the home page has been opened once, so that the server's start-up is not counted) is the
+time from navigation start to the first chart drawn, and to the last chart change before the
+page is quiet. **A move** focuses one slider and presses an arrow key (→, or ← at its top), waits until the script
+has run and nothing has changed for ``--quiet`` ms, and reports the time from the key press to the last chart change
+(to the last message when no chart changed) and the bytes received. Each slider of the page is moved ``--moves``
+times. Medians and p95 are per slider; the goals are a median under 150 ms and a p95 under 300 ms per move, and the
+first figure within 1.5 s. On a 2-core machine the browser and the server share the cores, as on a student's laptop
+running the app locally; run it on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+from playwright.sync_api import Page, sync_playwright  # noqa: E402
+from server import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, stop_server  # noqa: E402
+
+from posenc_ui import catalog  # noqa: E402
+
+GOALS = {"median_ms": 150.0, "p95_ms": 300.0, "first_figure_ms": 1500.0}
+
+#: Installed before the app's own scripts: the probes described in the module docstring.
+PROBES = """
+(() => {
+  const probe = window.__probe = {key: 0, bytes: 0, frame: 0, plot: 0, firstPlot: 0};
+  document.addEventListener("keydown", () => { probe.key = performance.now(); }, true);
+  const Socket = window.WebSocket;
+  window.WebSocket = class extends Socket {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => {
+        const data = event.data;
+        probe.bytes += data.byteLength ?? data.size ?? data.length ?? 0;
+        probe.frame = performance.now();
+      });
+    }
+  };
+  new MutationObserver((mutations) => {
+    for (const m of mutations) {
+      const node = m.target.nodeType === 1 ? m.target : m.target.parentElement;
+      if (node && node.closest('[data-testid="stPlotlyChart"]')) {
+        probe.plot = performance.now();
+        if (!probe.firstPlot && document.querySelector('[data-testid="stPlotlyChart"] .main-svg')) {
+          probe.firstPlot = probe.plot;
+        }
+        return;
+      }
+    }
+  }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+})();
+"""
+
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
+
+
+def settle(page: Page, quiet_ms: float, timeout_ms: float = 30_000) -> dict:
+    r"""Wait until the script has run and neither a message nor a chart change came for ``quiet_ms``."""
+    page.wait_for_selector(IDLE, timeout=timeout_ms)
+    page.wait_for_function(
+        f"() => performance.now() - Math.max(__probe.frame, __probe.plot, __probe.key) > {quiet_ms}",
+        timeout=timeout_ms,
+        polling=25,
+    )
+    page.wait_for_selector(IDLE, timeout=timeout_ms)
+    return page.evaluate("() => ({...__probe})")
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def move_slider(page: Page, slider, quiet_ms: float) -> tuple[float, int]:
+    r"""One arrow-key move of ``slider``: (ms from the key press to the last redraw, bytes received)."""
+    at_top = slider.input_value() == slider.get_attribute("max")  # an <input type="range">
+    before = page.evaluate("() => ({...__probe})")
+    slider.focus()
+    slider.press("ArrowLeft" if at_top else "ArrowRight")
+    after = settle(page, quiet_ms)
+    end = after["plot"] if after["plot"] > after["key"] else after["frame"]
+    return end - after["key"], after["bytes"] - before["bytes"]
+
+
+def bench_page(page: Page, url: str, moves: int, quiet_ms: float) -> dict:
+    page.goto(url)
+    page.wait_for_function("() => __probe.firstPlot > 0", timeout=60_000, polling=25)
+    loaded = settle(page, quiet_ms * 2)
+    result = {"first_figure_ms": loaded["firstPlot"], "all_figures_ms": loaded["plot"], "sliders": {}}
+    sliders = page.locator('[data-testid="stMain"]').get_by_role("slider")
+    for index in range(sliders.count()):
+        slider = sliders.nth(index)
+        if not slider.is_visible() or slider.is_disabled():
+            continue  # e.g. inside a folded panel: a student cannot reach it without opening the panel
+        name = slider.get_attribute("aria-label") or f"slider {index + 1}"
+        slider.scroll_into_view_if_needed()
+        samples = [move_slider(page, slider, quiet_ms) for _ in range(moves)]
+        times = [ms for ms, _ in samples]
+        result["sliders"][name] = {
+            "median_ms": statistics.median(times),
+            "p95_ms": percentile(times, 0.95),
+            "kb_per_move": statistics.median(n for _, n in samples) / 1024,
+        }
+    return result
+
+
+def report(results: dict[str, dict]) -> list[str]:
+    r"""Print a table per page; return the goals missed."""
+    missed = []
+    print(f"{'page / slider':<44}{'median':>9}{'p95':>9}{'KB/move':>9}")
+    for path, page in results.items():
+        first = page["first_figure_ms"]
+        print(f"{path:<28}first figure {first:>6.0f} ms, all {page['all_figures_ms']:>6.0f} ms")
+        if first > GOALS["first_figure_ms"]:
+            missed.append(f"{path} first figure")
+        for name, s in page["sliders"].items():
+            print(f"  {name[:40]:<42}{s['median_ms']:>7.0f}ms{s['p95_ms']:>7.0f}ms{s['kb_per_move']:>9.1f}")
+            if s["median_ms"] > GOALS["median_ms"] or s["p95_ms"] > GOALS["p95_ms"]:
+                missed.append(f"{path} {name}")
+    return missed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--url", help="a running server on loopback (default: start one)")
+    ap.add_argument("--pages", help="comma-separated URL paths (default: every page)")
+    ap.add_argument("--moves", type=int, default=10, help="moves per slider")
+    ap.add_argument("--quiet", type=float, default=400.0, help="ms with no message and no redraw that end a move")
+    ap.add_argument("--lang", default="en")
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    args = ap.parse_args()
+    proc = None if args.url else start_server(free_port())
+    base = args.url or f"http://127.0.0.1:{proc.args[proc.args.index('--server.port') + 1]}"
+    paths = args.pages.split(",") if args.pages else [info.url_path for info in catalog.PAGES]
+    results = {}
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            context = browser.new_context(viewport={"width": 1280, "height": 800})
+            context.add_init_script(PROBES)
+            page = context.new_page()
+            page.goto(f"{base}/?lang={args.lang}")  # the server's own start-up (imports) is not a page's first load
+            settle(page, args.quiet)
+            for path in paths:
+                results[path] = bench_page(page, f"{base}/{path}?lang={args.lang}", args.moves, args.quiet)
+            browser.close()
+    finally:
+        if proc is not None:
+            stop_server(proc)
+    missed = report(results)
+    print("goals met" if not missed else f"goals missed: {len(missed)}")
+    if args.json:
+        args.json.write_text(json.dumps({"results": results, "missed": missed}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
