@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..i18n import t
-from .style import BLUE, GREEN, GREY, ORANGE, PALETTE, PURPLE, VERMILION, axis, figure
+from .style import BLUE, GREEN, GREY, ORANGE, PALETTE, PURPLE, SEEN_IN_TRAINING, VERMILION, axis, figure
 
 #: kept / blended / interpolated (the codes of posenc_core.analysis.REGIMES).
 REGIME_COLOURS = (BLUE, ORANGE, VERMILION)
@@ -296,7 +296,7 @@ def angle_rings(
             _arc_traces(
                 np.zeros_like(seen),
                 seen,
-                colour="#D9D9D9",
+                colour=SEEN_IN_TRAINING,
                 name=t("extension.arc_seen", lang),
                 polar=polar,
                 show=n == 0,

@@ -9,7 +9,20 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import DIVERGING, GREY, ONE_HOT, ORANGE, PALETTE, SIN_COLOUR, WALL_COLOUR, axis, figure
+from .style import (
+    DIVERGING,
+    GREY,
+    ONE_HOT,
+    ORANGE,
+    PALETTE,
+    SELECTED,
+    SIN_COLOUR,
+    WALL_COLOUR,
+    WHITE,
+    axis,
+    figure,
+    translucent,
+)
 
 
 def extrapolation(
@@ -54,7 +67,7 @@ def extrapolation(
         yaxis2={"domain": [0.0, 0.42], "title": {"text": axis("value", lang)}},
         shapes=[
             {**line, "x0": max_length - 0.5, "x1": max_length - 0.5, "line": {"color": WALL_COLOUR, "width": 3}},
-            {**line, "x0": position, "x1": position, "line": {"color": "#262730", "dash": "dot", "width": 1.5}},
+            {**line, "x0": position, "x1": position, "line": {"color": SELECTED, "dash": "dot", "width": 1.5}},
         ],
         annotations=[
             {**panel_title, "y": 1.0, "text": t("learned.panel_learned", lang)},
@@ -77,7 +90,7 @@ def extrapolation(
 
 #: Rows a model trained, and rows it never touched, in every figure of the trained-table section.
 TRAINED_COLOUR, UNTOUCHED_COLOUR = ORANGE, GREY
-_LABEL_BOX = {"bgcolor": "rgba(255,255,255,0.85)", "showarrow": False, "font": {"color": WALL_COLOUR}}
+_LABEL_BOX = {"bgcolor": translucent(WHITE, 0.85), "showarrow": False, "font": {"color": WALL_COLOUR}}
 
 
 def _row_wall(trained: int, xref: str = "x") -> dict:
@@ -166,7 +179,7 @@ def trained_rows(
         yaxis2={"domain": [0.0, 0.42], "rangemode": "tozero", "title": {"text": t("learned.axis_loss", lang)}},
         shapes=[
             {"type": "rect", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": -band, "y1": band,
-             "fillcolor": "rgba(140,140,140,0.2)", "line": {"width": 0}, "layer": "below"},
+             "fillcolor": translucent(GREY, 0.2), "line": {"width": 0}, "layer": "below"},
             _row_wall(trained, "x2"),
         ],
         annotations=[

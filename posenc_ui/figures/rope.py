@@ -12,7 +12,25 @@ import plotly.graph_objects as go
 from ..i18n import t
 from .built import BuiltFigure
 from .heatmap import heatmap_trace
-from .style import BLUE, DIVERGING, GREEN, GREY, ORANGE, SEQUENTIAL, TEMPLATE, VERMILION, figure
+from .style import (
+    BAND_ALPHA,
+    BLUE,
+    DIVERGING,
+    FAINT_RING,
+    GREEN,
+    GREY,
+    GUIDE,
+    NOT_FOUND,
+    ORANGE,
+    SELECTED,
+    SEQUENTIAL,
+    TEMPLATE,
+    THEORY,
+    VERMILION,
+    WHITE,
+    figure,
+    translucent,
+)
 
 Q_COLOUR, K_COLOUR = BLUE, ORANGE
 #: Clocks per row: three still read on a phone held upright.
@@ -97,7 +115,7 @@ def clocks(
     circles = {
         "type": "scatter", "x": np.hstack([centres[:, :1] + np.cos(ring), gap]).ravel(),
         "y": np.hstack([centres[:, 1:] + np.sin(ring), gap]).ravel(), "mode": "lines", "hoverinfo": "skip",
-        "line": {"color": "#BDBDBD", "width": 1}, "showlegend": False,
+        "line": {"color": GUIDE, "width": 1}, "showlegend": False,
     }  # fmt: skip
     qx, qy = _segments(centres, centres + q_start / radius)
     kx, ky = _segments(centres, centres + k_start / radius)
@@ -173,11 +191,11 @@ def score_window(
     lo, hi = max(query_positions[0], key_positions[0] - (n - m)), min(query_positions[-1], key_positions[-1] - (n - m))
     diagonal = {
         "type": "scatter", "x": [lo + n - m, hi + n - m], "y": [lo, hi], "mode": "lines", "hoverinfo": "skip",
-        "line": {"color": "#262730", "dash": "dash", "width": 1.5}, "showlegend": False,
+        "line": {"color": SELECTED, "dash": "dash", "width": 1.5}, "showlegend": False,
     }  # fmt: skip
     chosen = {
         "type": "scatter", "x": [n], "y": [m], "mode": "markers", "hoverinfo": "skip", "showlegend": False,
-        "marker": {"symbol": "square-open", "size": 12, "color": "#262730", "line": {"width": 2.5}},
+        "marker": {"symbol": "square-open", "size": 12, "color": SELECTED, "line": {"width": 2.5}},
     }  # fmt: skip
     return figure(
         [trace, diagonal, chosen],
@@ -326,7 +344,7 @@ def decay(
     shown = [(r, value) for r, value in marks.items() if r > 0]
     arrows = [
         {"x": math.log10(r), "y": value, "text": f"r = {r}: {value:.2f}", "showarrow": True, "arrowhead": 0,
-         "ax": 44 * (2 * j - 1), "ay": -34 - 16 * j, "bgcolor": "rgba(255,255,255,0.9)", "font": {"color": VERMILION}}
+         "ax": 44 * (2 * j - 1), "ay": -34 - 16 * j, "bgcolor": translucent(WHITE, 0.9), "font": {"color": VERMILION}}
         for j, (r, value) in enumerate(shown)
     ]  # fmt: skip
     traces.append(
@@ -358,12 +376,12 @@ def random_band(
     band_x = np.concatenate([distances, distances[::-1]])
     band_y = np.concatenate([mean + std, (mean - std)[::-1]])
     traces = [
-        {"type": "scatter", "x": band_x, "y": band_y, "fill": "toself", "fillcolor": "rgba(0,114,178,0.18)",
+        {"type": "scatter", "x": band_x, "y": band_y, "fill": "toself", "fillcolor": translucent(BLUE, BAND_ALPHA),
          "line": {"width": 0}, "name": t("rope.band", lang), "hoverinfo": "skip"},
         {"type": "scatter", "x": distances, "y": mean, "mode": "lines", "line": {"color": BLUE, "width": 2},
          "name": t("rope.mean", lang), "hovertemplate": "r = %{x:,.0f}: %{y:.2f}<extra></extra>"},
         {"type": "scatter", "x": distances, "y": expected, "mode": "lines",
-         "line": {"color": "#262730", "width": 1.2, "dash": "dash"}, "name": t("rope.expected", lang),
+         "line": {"color": THEORY, "width": 1.2, "dash": "dash"}, "name": t("rope.expected", lang),
          "hoverinfo": "skip"},
     ]  # fmt: skip
     key = "rope.fig_random_same" if same_vector else "rope.fig_random"
@@ -403,7 +421,7 @@ def periods(
          "line": {"color": GREEN, "width": 2}, "marker": {"size": 5}, "customdata": pair_index,
          "name": t("rope.periods_now", lang), "hovertemplate": "i = %{customdata}: T = %{y:,.2f}<extra></extra>"},
         {"type": "scatter", "x": [2 * i / syllabus_dim for i in syllabus], "y": list(syllabus.values()),
-         "mode": "markers+text", "marker": {"color": "#262730", "size": 10, "symbol": "diamond"},
+         "mode": "markers+text", "marker": {"color": THEORY, "size": 10, "symbol": "diamond"},
          "text": [f"T<sub>{i}</sub> = {v:,.2f}" for i, v in syllabus.items()],
          "textposition": ["middle right", "top left", "top left"][: len(syllabus)],
          "name": t("rope.periods_true", lang), "hoverinfo": "skip"},
@@ -445,7 +463,7 @@ def toy_clock(angles: np.ndarray, highlight: Sequence[int], *, lang: str) -> go.
         theta = np.linspace(0, 2 * math.pi, 61)
         traces += [
             {"type": "scatter", "x": radius * np.cos(theta), "y": radius * np.sin(theta), "mode": "lines",
-             "line": {"color": "#D0D0D0", "width": 1}, "hoverinfo": "skip", "showlegend": False},
+             "line": {"color": FAINT_RING, "width": 1}, "hoverinfo": "skip", "showlegend": False},
             {"type": "scatter", "x": x[~near], "y": y[~near], "mode": "markers", "showlegend": False,
              "marker": {"color": colour, "size": 6, "opacity": 0.45}, "customdata": positions[~near],
              "hovertemplate": "p = %{customdata}<extra></extra>"},
@@ -472,7 +490,7 @@ def near_repeats(first: Sequence[int | None], max_distance: int, tolerance_deg: 
     found = np.array([r is not None for r in first])
     heights = np.array([r if r is not None else max_distance for r in first], dtype=np.float64)
     bar = {
-        "type": "bar", "x": k, "y": heights, "marker": {"color": np.where(found, GREEN, "#D0D0D0").tolist()},
+        "type": "bar", "x": k, "y": heights, "marker": {"color": np.where(found, GREEN, NOT_FOUND).tolist()},
         "text": [f"{r:,}" if r is not None else "" for r in first], "textposition": "outside", "cliponaxis": False,
         "customdata": [f"{r:,}" if r is not None else f"> {max_distance:,}" for r in first], "showlegend": False,
         "hovertemplate": t("rope.repeat_hover", lang) + "<extra></extra>",
