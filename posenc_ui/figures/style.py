@@ -80,6 +80,15 @@ TEMPLATE = go.layout.Template(
 )
 
 
+#: An axis that is not drawn at all (clock faces, rings: only the picture matters).
+HIDDEN_AXIS = {"visible": False, "showgrid": False, "zeroline": False}
+
+
+def legend_below(y: float = -0.3) -> dict:
+    r"""A horizontal legend under the axis title (at the top it would collide with the title on a phone)."""
+    return {"orientation": "h", "y": y, "yanchor": "top", "x": 0, "xanchor": "left"}
+
+
 def axis(name: str, lang: str) -> str:
     r"""The shared axis title ``axis.<name>`` ("position p", "dimension", "offset k", …)."""
     return t(f"axis.{name}", lang)
