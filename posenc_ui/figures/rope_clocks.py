@@ -98,6 +98,17 @@ def _clock_labels(centres: np.ndarray, pairs: Sequence[int], inv_freq: np.ndarra
     ]  # fmt: skip
 
 
+def _frames(centres: np.ndarray, q_tips: np.ndarray, k_tips: np.ndarray) -> list[dict]:
+    r"""One animation frame per row of the (frames, P, 2) tips: only the coordinates of the two hands (traces 2 and 3)
+    change from frame to frame."""
+    frames = []
+    for s, tips in enumerate(zip(q_tips, k_tips, strict=True)):
+        hands = [_segments(centres, centres + tip) for tip in tips]
+        frames.append({"name": str(s), "data": [{"type": "scatter", "x": xs, "y": ys} for xs, ys in hands],
+                       "traces": [2, 3]})  # fmt: skip
+    return frames
+
+
 def _player(frames: int, *, lang: str) -> tuple[dict, dict]:
     r"""The ▶ / ❚❚ buttons and the slider over ``frames`` animation frames (named "0", "1", …)."""
     still = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate", "transition": {"duration": 0}}
@@ -145,13 +156,7 @@ def clocks(
         _hands(centres, q_pairs[0] / radius, Q_COLOUR, t("rope.clock_q", lang)),
         _hands(centres, k_pairs[0] / radius, K_COLOUR, t("rope.clock_k", lang)),
     ]
-
-    def moving(frame: int) -> list[dict]:
-        r"""Only the coordinates of the two hands change from frame to frame."""
-        segments = (_segments(centres, centres + rotated[frame] / radius) for rotated in (q_pairs, k_pairs))
-        return [{"type": "scatter", "x": xs, "y": ys} for xs, ys in segments]
-
-    frames = [{"name": str(s), "data": moving(s), "traces": [2, 3]} for s in range(q_pairs.shape[0])]
+    frames = _frames(centres, q_pairs / radius, k_pairs / radius)
     buttons, slider = _player(len(frames), lang=lang)
     rows = -(-count // CLOCK_COLUMNS)
     width = CLOCK_SPACING * (min(count, CLOCK_COLUMNS) - 1)
