@@ -25,21 +25,9 @@ from .style import (
 )
 
 
-def extrapolation(
-    learned: np.ndarray,
-    sines: np.ndarray,
-    max_length: int,
-    position: int,
-    dims: Sequence[int],
-    *,
-    lang: str,
-) -> go.Figure:
-    r"""Columns ``dims`` of a learned table (top; no rows past ``max_length``) and of sinusoids (bottom; no end).
-
-    A wall marks max_length across both panels and a dotted line the position the reader asked for. The two
-    panels are laid out by hand: ``make_subplots`` and ``add_vline`` cost ~30 ms, on every slider move.
-    """
-    traces = [
+def _column_traces(learned: np.ndarray, sines: np.ndarray, dims: Sequence[int], *, lang: str) -> list[dict]:
+    r"""Columns ``dims`` of both tables, the learned one on the top panel (axes x, y), sinusoids below (x2, y2)."""
+    return [
         {
             "type": "scatter",
             "x": np.arange(table.shape[0]),
@@ -55,10 +43,30 @@ def extrapolation(
         for panel, table in (("", learned), ("2", sines))
         for n, d in enumerate(dims)
     ]
+
+
+def extrapolation(
+    learned: np.ndarray,
+    sines: np.ndarray,
+    max_length: int,
+    position: int,
+    dims: Sequence[int],
+    *,
+    lang: str,
+) -> go.Figure:
+    r"""Columns ``dims`` of a learned table (top; no rows past ``max_length``) and of sinusoids (bottom; no end).
+
+    A wall marks max_length across both panels and a dotted line the position the reader asked for. The two
+    panels are laid out by hand: ``make_subplots`` and ``add_vline`` cost ~30 ms, on every slider move.
+    """
     line = {"type": "line", "xref": "x2", "yref": "paper", "y0": 0, "y1": 1}
     panel_title = {"xref": "paper", "yref": "paper", "x": 0.5, "showarrow": False, "yanchor": "bottom"}
+    wall_label = {
+        "x": max_length, "xref": "x2", "y": 0.94, "yref": "paper", "xanchor": "left", "showarrow": False,
+        "text": t("learned.wall_label", lang, max_length=max_length), "font": {"color": WALL_COLOUR},
+    }  # fmt: skip
     return figure(
-        traces,
+        _column_traces(learned, sines, dims, lang=lang),
         title=t("learned.fig_extrapolation", lang, position=position),
         height=480,
         xaxis={"anchor": "y", "matches": "x2", "showticklabels": False},
@@ -72,16 +80,7 @@ def extrapolation(
         annotations=[
             {**panel_title, "y": 1.0, "text": t("learned.panel_learned", lang)},
             {**panel_title, "y": 0.42, "text": t("learned.panel_sines", lang)},
-            {
-                "x": max_length,
-                "xref": "x2",
-                "y": 0.94,
-                "yref": "paper",
-                "xanchor": "left",
-                "showarrow": False,
-                "text": t("learned.wall_label", lang, max_length=max_length),
-                "font": {"color": WALL_COLOUR},
-            },
+            wall_label,
         ],
         legend={"orientation": "h", "y": -0.18, "yanchor": "top", "x": 0, "xanchor": "left"},
         margin={"t": 72},
