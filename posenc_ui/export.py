@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 import plotly.offline
 
+from .figures.style import EXPORT_BORDER
+
 if TYPE_CHECKING:
     from .views.base import View
 
@@ -207,7 +209,7 @@ def _site_page(sections: Sequence[str]) -> str:
     style = (
         "body{font-family:'Noto Sans CJK SC','Noto Sans',sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
         ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:1em}"
-        "img{width:100%;border:1px solid #ddd}figure{margin:0}"
+        f"img{{width:100%;border:1px solid {EXPORT_BORDER}}}figure{{margin:0}}"
     )
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import BLUE, ORANGE, PALETTE, SEQUENTIAL, axis, figure, reference_line
+from .style import BLUE, ORANGE, PALETTE, SELECTED, SEQUENTIAL, TRANSPARENT, axis, figure, reference_line
 
 #: Panels per row in the per-head grids: two stay legible on a phone.
 COLUMNS = 2
@@ -109,7 +109,7 @@ def receptive_field(
     bar = {
         "type": "bar", "x": heads, "y": fields,
         "marker": {"color": np.where(heads < closest, BLUE, ORANGE).tolist(),
-                   "line": {"color": ["#262730" if h in shown else "rgba(0,0,0,0)" for h in heads], "width": 2}},
+                   "line": {"color": [SELECTED if h in shown else TRANSPARENT for h in heads], "width": 2}},
         "hovertemplate": f"{t('alibi.head', lang)} %{{x}}: d = %{{y:.4g}}<extra></extra>",
     }  # fmt: skip
     return figure(

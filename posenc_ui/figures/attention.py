@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import ENCODING_COLOURS, SEQUENTIAL, axis, figure, reference_line
+from .style import ENCODING_COLOURS, SELECTED, SEQUENTIAL, TRANSPARENT, axis, figure, reference_line
 
 #: Residuals below this are rounding; bars of exactly 0 are drawn at ZERO_FLOOR on the log axis.
 ROUNDING_LEVEL = 1e-12
@@ -65,7 +65,7 @@ def residual_bars(residuals: Mapping[str, float], *, selected: str, lang: str) -
         "textposition": "outside",
         "marker": {
             "color": [ENCODING_COLOURS[n] for n in names],
-            "line": {"color": ["#262730" if n == selected else "rgba(0,0,0,0)" for n in names], "width": 2.5},
+            "line": {"color": [SELECTED if n == selected else TRANSPARENT for n in names], "width": 2.5},
         },
         "hovertemplate": "%{x}: %{text}<extra></extra>",
     }

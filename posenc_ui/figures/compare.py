@@ -17,6 +17,40 @@ from .style import GREY, SEQUENTIAL, WALL_COLOUR, axis, figure
 COLUMNS = 3
 
 
+def _matrix_axes(suffix: str, left: float, top: float, width: float, height: float) -> dict[str, dict]:
+    r"""The x and y axes of one small multiple, its top-left corner at (``left``, ``top``) in paper units."""
+    return {
+        f"xaxis{suffix}": {
+            "domain": [max(0.0, left), min(1.0, left + width)],
+            "anchor": f"y{suffix}",
+            "showticklabels": False,
+            "ticks": "",
+        },
+        f"yaxis{suffix}": {
+            "domain": [max(0.0, top - height), min(1.0, top)],
+            "anchor": f"x{suffix}",
+            "autorange": "reversed",
+            "showticklabels": False,
+            "ticks": "",
+        },
+    }
+
+
+def _matrix_title(text: str, centre: float, top: float) -> dict:
+    r"""A small multiple's title, centred above it."""
+    return {
+        "xref": "paper",
+        "yref": "paper",
+        "x": centre,
+        "y": top,
+        "yanchor": "bottom",
+        "xanchor": "center",
+        "text": text,
+        "showarrow": False,
+        "font": {"size": 12},
+    }
+
+
 def score_matrices(panels: Sequence[tuple[str, np.ndarray, np.ndarray]], *, length: int, lang: str) -> go.Figure:
     r"""Small multiples: one (sampled) score matrix per panel = (title, z, sampled positions), each on its own
     colour range (the pattern, not the scale, is compared), queries down, keys across."""
@@ -44,32 +78,8 @@ def score_matrices(panels: Sequence[tuple[str, np.ndarray, np.ndarray]], *, leng
                 yaxis=f"y{suffix}",
             )
         )
-        layout[f"xaxis{suffix}"] = {
-            "domain": [max(0.0, x0), min(1.0, x0 + width)],
-            "anchor": f"y{suffix}",
-            "showticklabels": False,
-            "ticks": "",
-        }
-        layout[f"yaxis{suffix}"] = {
-            "domain": [max(0.0, y1 - height), min(1.0, y1)],
-            "anchor": f"x{suffix}",
-            "autorange": "reversed",
-            "showticklabels": False,
-            "ticks": "",
-        }
-        annotations.append(
-            {
-                "xref": "paper",
-                "yref": "paper",
-                "x": x0 + width / 2,
-                "y": y1,
-                "yanchor": "bottom",
-                "xanchor": "center",
-                "text": title,
-                "showarrow": False,
-                "font": {"size": 12},
-            }
-        )
+        layout |= _matrix_axes(suffix, x0, y1, width, height)
+        annotations.append(_matrix_title(title, x0 + width / 2, y1))
     return figure(
         traces,
         title=t("compare.fig_matrices", lang, length=length),
@@ -96,6 +106,116 @@ TOP, BOTTOM = 110, 120  # px: the two-line title and the first panel's; the lege
 SPREAD_X = 0.5  # the encodings of one band share this much of the x axis, so their error bars do not overlap
 
 
+def _spread_trace(
+    bands: Sequence[str],
+    spreads: Sequence,
+    offset: float,
+    *,
+    name: str,
+    group: str,
+    colour: str,
+    suffix: str,
+    legend: bool,
+) -> dict:
+    r"""One encoding in one panel: its mean per band, shifted by ``offset``, with an error bar from low to high."""
+    means = [float(s.mean) for s in spreads]
+    return {
+        "type": "scatter",
+        "mode": "lines+markers",
+        "x": [i + offset for i in range(len(spreads))],
+        "y": means,
+        "customdata": [[band, float(s.low), float(s.high)] for band, s in zip(bands, spreads, strict=True)],
+        "error_y": {
+            "type": "data",
+            "symmetric": False,
+            "array": [float(s.high) - m for s, m in zip(spreads, means, strict=True)],
+            "arrayminus": [m - float(s.low) for s, m in zip(spreads, means, strict=True)],
+            "color": colour,
+            "thickness": 1.2,
+            "width": 2,
+        },
+        "name": name,
+        "legendgroup": group,
+        "showlegend": legend,
+        "line": {"color": colour, "width": 1.2},
+        "marker": {"color": colour, "size": 6},
+        "hovertemplate": "%{customdata[0]}: %{y:.3f}<br>[%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
+        "<extra>%{fullData.name}</extra>",
+        "xaxis": f"x{suffix}",
+        "yaxis": f"y{suffix}",
+    }
+
+
+def _band_axes(bands: Sequence[str], suffix: str, bottom: float, top: float) -> dict[str, dict]:
+    r"""One panel's axes: the bands across (one tick each), the metric up, between ``bottom`` and ``top``."""
+    return {
+        f"xaxis{suffix}": {
+            "domain": [0.0, 1.0],
+            "anchor": f"y{suffix}",
+            "tickmode": "array",
+            "tickvals": list(range(len(bands))),
+            "ticktext": list(bands),
+            "range": [-0.5, len(bands) - 0.5],
+            "tickfont": {"size": 11},
+            "showgrid": False,
+            "zeroline": False,
+        },
+        f"yaxis{suffix}": {
+            "domain": [max(0.0, bottom), min(1.0, top)],
+            "anchor": f"x{suffix}",
+            "zeroline": True,
+            "tickfont": {"size": 11},
+        },
+    }
+
+
+def _panel_marks(panel: ExtrapolationPanel, suffix: str, bottom: float, top: float) -> tuple[list, list]:
+    r"""One panel's annotations (its title, τ) and shapes (the training length dashed, the tolerance dotted)."""
+    title = {
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0.0,
+        "y": top,
+        "xanchor": "left",
+        "yanchor": "bottom",
+        "text": panel.title,
+        "showarrow": False,
+        "font": {"size": 12},
+    }
+    wall = {  # the training length: between the "inside L" band and the first band past it
+        "type": "line",
+        "xref": f"x{suffix}",
+        "yref": "paper",
+        "x0": 0.5,
+        "x1": 0.5,
+        "y0": max(0.0, bottom),
+        "y1": min(1.0, top),
+        "line": {"color": WALL_COLOUR, "dash": "dash", "width": 1},
+    }
+    tolerance = {
+        "type": "line",
+        "xref": "paper",
+        "yref": f"y{suffix}",
+        "x0": 0,
+        "x1": 1,
+        "y0": panel.tolerance,
+        "y1": panel.tolerance,
+        "line": {"color": GREY, "dash": "dot", "width": 1},
+    }
+    tau = {
+        "xref": "paper",
+        "yref": f"y{suffix}",
+        "x": 1.0,
+        "y": panel.tolerance,
+        "xanchor": "right",
+        "yanchor": "bottom",
+        "text": f"τ = {panel.tolerance:g}",
+        "showarrow": False,
+        "font": {"size": 10, "color": GREY},
+    }
+    return [title, tau], [wall, tolerance]
+
+
 def extrapolation(
     panels: Sequence[ExtrapolationPanel],
     labels: Mapping[str, str],
@@ -117,105 +237,15 @@ def extrapolation(
         top = 1.0 - k * (PANEL_HEIGHT + PANEL_GAP) / plot
         bottom = top - PANEL_HEIGHT / plot
         for j, encoding in enumerate(encodings):
-            spreads = panel.spreads[encoding]
             offset = (j - (len(encodings) - 1) / 2) * SPREAD_X / max(len(encodings) - 1, 1)
-            means = [float(s.mean) for s in spreads]
             traces.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers",
-                    "x": [i + offset for i in range(len(spreads))],
-                    "y": means,
-                    "customdata": [
-                        [band, float(s.low), float(s.high)] for band, s in zip(panel.bands, spreads, strict=True)
-                    ],
-                    "error_y": {
-                        "type": "data",
-                        "symmetric": False,
-                        "array": [float(s.high) - m for s, m in zip(spreads, means, strict=True)],
-                        "arrayminus": [m - float(s.low) for s, m in zip(spreads, means, strict=True)],
-                        "color": colours[encoding],
-                        "thickness": 1.2,
-                        "width": 2,
-                    },
-                    "name": labels[encoding],
-                    "legendgroup": encoding,
-                    "showlegend": k == 0,
-                    "line": {"color": colours[encoding], "width": 1.2},
-                    "marker": {"color": colours[encoding], "size": 6},
-                    "hovertemplate": "%{customdata[0]}: %{y:.3f}<br>[%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
-                    "<extra>%{fullData.name}</extra>",
-                    "xaxis": f"x{suffix}",
-                    "yaxis": f"y{suffix}",
-                }
-            )
-        layout[f"xaxis{suffix}"] = {
-            "domain": [0.0, 1.0],
-            "anchor": f"y{suffix}",
-            "tickmode": "array",
-            "tickvals": list(range(len(panel.bands))),
-            "ticktext": list(panel.bands),
-            "range": [-0.5, len(panel.bands) - 0.5],
-            "tickfont": {"size": 11},
-            "showgrid": False,
-            "zeroline": False,
-        }
-        layout[f"yaxis{suffix}"] = {
-            "domain": [max(0.0, bottom), min(1.0, top)],
-            "anchor": f"x{suffix}",
-            "zeroline": True,
-            "tickfont": {"size": 11},
-        }
-        annotations.append(
-            {
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0.0,
-                "y": top,
-                "xanchor": "left",
-                "yanchor": "bottom",
-                "text": panel.title,
-                "showarrow": False,
-                "font": {"size": 12},
-            }
-        )
-        shapes.append(  # the training length: between the "inside L" band and the first band past it
-            {
-                "type": "line",
-                "xref": f"x{suffix}",
-                "yref": "paper",
-                "x0": 0.5,
-                "x1": 0.5,
-                "y0": max(0.0, bottom),
-                "y1": min(1.0, top),
-                "line": {"color": WALL_COLOUR, "dash": "dash", "width": 1},
-            }
-        )
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "paper",
-                "yref": f"y{suffix}",
-                "x0": 0,
-                "x1": 1,
-                "y0": panel.tolerance,
-                "y1": panel.tolerance,
-                "line": {"color": GREY, "dash": "dot", "width": 1},
-            }
-        )
-        annotations.append(
-            {
-                "xref": "paper",
-                "yref": f"y{suffix}",
-                "x": 1.0,
-                "y": panel.tolerance,
-                "xanchor": "right",
-                "yanchor": "bottom",
-                "text": f"τ = {panel.tolerance:g}",
-                "showarrow": False,
-                "font": {"size": 10, "color": GREY},
-            }
-        )
+                _spread_trace(panel.bands, panel.spreads[encoding], offset, name=labels[encoding], group=encoding,
+                              colour=colours[encoding], suffix=suffix, legend=k == 0)
+            )  # fmt: skip
+        layout |= _band_axes(panel.bands, suffix, bottom, top)
+        notes, lines = _panel_marks(panel, suffix, bottom, top)
+        annotations += notes
+        shapes += lines
     return figure(
         traces,
         title=t("compare.fig_extrapolation", lang, length=train_length, seeds=seeds),

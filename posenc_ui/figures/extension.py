@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..i18n import t
-from .style import BLUE, GREEN, GREY, ORANGE, PALETTE, PURPLE, VERMILION, axis, figure
+from .style import BLUE, GREEN, GREY, ORANGE, PALETTE, PURPLE, SEEN_IN_TRAINING, VERMILION, axis, figure
 
 #: kept / blended / interpolated (the codes of posenc_core.analysis.REGIMES).
 REGIME_COLOURS = (BLUE, ORANGE, VERMILION)
@@ -136,30 +136,20 @@ def regimes(
     )
 
 
-def ramp_two_ways(
-    ramp: np.ndarray,
-    turns: np.ndarray,
-    paper_turns: np.ndarray,
-    paper_ramp: np.ndarray,
-    *,
-    low: float,
-    high: float,
-    lang: str,
-) -> go.Figure:
-    r"""YaRN's interpolation weight: left in the pair index (what code computes, between rounded low and high),
-    right against turns r on a log axis (the paper's γ, linear in r, next to the code's points)."""
-    pairs = np.arange(ramp.shape[0])
-    hover_i = f"{axis('pair', lang)} %{{x}}<br>%{{y:.3f}}<extra></extra>"
-    traces = [
+def _ramp_traces(
+    ramp: np.ndarray, turns: np.ndarray, paper_turns: np.ndarray, paper_ramp: np.ndarray, *, lang: str
+) -> list[dict]:
+    r"""The code's ramp against the pair index (left panel), and against turns next to the paper's γ (right panel)."""
+    return [
         {
             "type": "scatter",
-            "x": pairs,
+            "x": np.arange(ramp.shape[0]),
             "y": ramp,
             "mode": "lines+markers",
             "line": {"color": ORANGE},
             "marker": {"size": 4},
             "name": t("extension.ramp_code", lang),
-            "hovertemplate": hover_i,
+            "hovertemplate": f"{axis('pair', lang)} %{{x}}<br>%{{y:.3f}}<extra></extra>",
         },
         {
             "type": "scatter",
@@ -185,21 +175,36 @@ def ramp_two_ways(
             "hovertemplate": "r = %{x:.3g}<br>1 − γ(r) = %{y:.3f}<extra></extra>",
         },
     ]
-    edges = [
-        {
-            "type": "line",
-            "xref": "x",
-            "yref": "y domain",
-            "x0": edge,
-            "x1": edge,
-            "y0": 0,
-            "y1": 1,
-            "line": {"color": GREY, "dash": "dot", "width": 1},
-        }
-        for edge in (low, high)
-    ]
+
+
+def _vline(x: float, *, xref: str = "x", yref: str = "y domain") -> dict:
+    r"""A dotted grey vertical line at ``x``, across the whole plot."""
+    return {
+        "type": "line",
+        "xref": xref,
+        "yref": yref,
+        "x0": x,
+        "x1": x,
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": GREY, "dash": "dot", "width": 1},
+    }
+
+
+def ramp_two_ways(
+    ramp: np.ndarray,
+    turns: np.ndarray,
+    paper_turns: np.ndarray,
+    paper_ramp: np.ndarray,
+    *,
+    low: float,
+    high: float,
+    lang: str,
+) -> go.Figure:
+    r"""YaRN's interpolation weight: left in the pair index (what code computes, between rounded low and high),
+    right against turns r on a log axis (the paper's γ, linear in r, next to the code's points)."""
     return figure(
-        traces,
+        _ramp_traces(ramp, turns, paper_turns, paper_ramp, lang=lang),
         title=t("extension.fig_ramp", lang, low=f"{low:g}", high=f"{high:g}"),
         xaxis={"domain": [0.0, 0.46], "title": {"text": axis("pair", lang)}},
         yaxis={"title": {"text": t("extension.axis_ramp", lang)}, "range": [-0.05, 1.05]},
@@ -211,7 +216,7 @@ def ramp_two_ways(
             "exponentformat": "power",
         },
         yaxis2={"anchor": "x2", "range": [-0.05, 1.05]},
-        shapes=edges,
+        shapes=[_vline(edge) for edge in (low, high)],
         legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0.0},
         height=440,
     )
@@ -233,16 +238,7 @@ def temperature(factors: np.ndarray, curves: Mapping[str, np.ndarray], *, curren
         }
         for name, values in curves.items()
     ]
-    marker = {
-        "type": "line",
-        "xref": "x",
-        "yref": "paper",
-        "x0": current,
-        "x1": current,
-        "y0": 0,
-        "y1": 1,
-        "line": {"color": GREY, "dash": "dot", "width": 1},
-    }
+    marker = _vline(current, yref="paper")
     return figure(
         traces,
         title=t("extension.fig_temperature", lang, factor=f"{current:g}"),
@@ -274,6 +270,31 @@ def _arc_traces(inner: np.ndarray, outer: np.ndarray, *, colour: str, name: str,
     }
 
 
+def _coverage_arcs(seen: np.ndarray, covered: np.ndarray, *, polar: str, legend: bool, lang: str) -> list[dict]:
+    r"""One panel's three arcs per ring: what training saw (grey), what the test reuses of it, what is new."""
+    reused = np.minimum(covered, seen)
+    return [
+        _arc_traces(np.zeros_like(seen), seen, colour=SEEN_IN_TRAINING, name=t("extension.arc_seen", lang),
+                    polar=polar, show=legend),
+        _arc_traces(np.zeros_like(reused), reused, colour=AFTER_COLOUR, name=t("extension.arc_reused", lang),
+                    polar=polar, show=legend),
+        _arc_traces(seen, np.maximum(covered, seen), colour=UNSEEN_COLOUR, name=t("extension.arc_unseen", lang),
+                    polar=polar, show=legend),
+    ]  # fmt: skip
+
+
+def _polar_panel(left: float, width: float, rings: int) -> dict:
+    r"""A polar subplot from ``left`` across ``width`` (paper units), one ring per pair, 0° to the right."""
+    return {
+        "domain": {"x": [left, left + width], "y": [0.0, 0.8]},
+        "barmode": "overlay",
+        "hole": 0.05,
+        "radialaxis": {"visible": False, "range": [0, rings]},
+        "angularaxis": {"direction": "counterclockwise", "rotation": 0, "tickfont": {"size": 10}, "dtick": 90},
+        "bargap": 0.15,
+    }
+
+
 def angle_rings(
     seen: np.ndarray,
     panels: Sequence[tuple[str, np.ndarray]],
@@ -291,42 +312,9 @@ def angle_rings(
     width = (1.0 - gap * (len(panels) - 1)) / len(panels)
     for n, (panel_title, covered) in enumerate(panels):
         polar = "polar" if n == 0 else f"polar{n + 1}"
-        reused = np.minimum(covered, seen)
-        traces += [
-            _arc_traces(
-                np.zeros_like(seen),
-                seen,
-                colour="#D9D9D9",
-                name=t("extension.arc_seen", lang),
-                polar=polar,
-                show=n == 0,
-            ),
-            _arc_traces(
-                np.zeros_like(reused),
-                reused,
-                colour=AFTER_COLOUR,
-                name=t("extension.arc_reused", lang),
-                polar=polar,
-                show=n == 0,
-            ),
-            _arc_traces(
-                seen,
-                np.maximum(covered, seen),
-                colour=UNSEEN_COLOUR,
-                name=t("extension.arc_unseen", lang),
-                polar=polar,
-                show=n == 0,
-            ),
-        ]
+        traces += _coverage_arcs(seen, covered, polar=polar, legend=n == 0, lang=lang)
         left = n * (width + gap)
-        layout[polar] = {
-            "domain": {"x": [left, left + width], "y": [0.0, 0.8]},
-            "barmode": "overlay",
-            "hole": 0.05,
-            "radialaxis": {"visible": False, "range": [0, seen.shape[0]]},
-            "angularaxis": {"direction": "counterclockwise", "rotation": 0, "tickfont": {"size": 10}, "dtick": 90},
-            "bargap": 0.15,
-        }
+        layout[polar] = _polar_panel(left, width, seen.shape[0])
         annotations.append(
             {
                 "xref": "paper",

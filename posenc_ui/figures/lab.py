@@ -15,7 +15,19 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..i18n import t
-from .style import BLACK, BLUE, ENCODING_COLOURS, GREEN, ORANGE, VERMILION, WALL_COLOUR, figure
+from .style import (
+    BAND_ALPHA,
+    BLACK,
+    BLUE,
+    ENCODING_COLOURS,
+    GREEN,
+    ORANGE,
+    VERMILION,
+    WALL_COLOUR,
+    WHITE,
+    figure,
+    translucent,
+)
 
 #: Six encodings and the optimum make a legend too wide for a phone's title row: it goes under the plot.
 LEGEND_BELOW = {"legend": {"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.22, "yanchor": "top"},
@@ -23,7 +35,6 @@ LEGEND_BELOW = {"legend": {"orientation": "h", "x": 0.0, "xanchor": "left", "y":
 
 #: RoPE evaluated past its training length with each zero-shot scaling (None: as trained).
 EXTENSION_COLOURS = {"None": GREEN, "linear": ORANGE, "ntk": BLUE, "yarn": VERMILION}
-BAND_ALPHA = 0.18
 
 
 def _wall(x: float, label: str, *, log_axis: bool = False) -> dict[str, list[dict]]:
@@ -34,13 +45,8 @@ def _wall(x: float, label: str, *, log_axis: bool = False) -> dict[str, list[dic
                     "line": {"color": WALL_COLOUR, "dash": "dash", "width": 1.5}}],
         "annotations": [{"xref": "x", "yref": "paper", "x": label_x, "y": 1.0, "xanchor": "left", "yanchor": "top",
                          "text": f" {label}", "showarrow": False, "font": {"color": WALL_COLOUR},
-                         "bgcolor": "rgba(255,255,255,0.8)"}],
+                         "bgcolor": translucent(WHITE, 0.8)}],
     }  # fmt: skip
-
-
-def _rgba(hex_colour: str, alpha: float) -> str:
-    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
 
 
 def _line(x: np.ndarray, y: np.ndarray, name: str, colour: str, *, dash: str = "solid") -> dict:
@@ -57,7 +63,7 @@ def _spread(x: np.ndarray, seeds: np.ndarray, name: str, colour: str) -> list[di
         low, high = seeds.min(axis=0), seeds.max(axis=0)
         traces.append({"type": "scatter", "mode": "lines", "x": np.concatenate([x, x[::-1]]).astype(np.float32),
                        "y": np.concatenate([high, low[::-1]]).astype(np.float32), "fill": "toself",
-                       "fillcolor": _rgba(colour, BAND_ALPHA), "line": {"width": 0}, "hoverinfo": "skip",
+                       "fillcolor": translucent(colour, BAND_ALPHA), "line": {"width": 0}, "hoverinfo": "skip",
                        "showlegend": False, "legendgroup": name, "name": name})  # fmt: skip
     traces.append(_line(x, seeds.mean(axis=0), name, colour))
     return traces

@@ -9,7 +9,40 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import DIVERGING, GREY, ONE_HOT, ORANGE, PALETTE, SIN_COLOUR, WALL_COLOUR, axis, figure
+from .style import (
+    DIVERGING,
+    GREY,
+    ONE_HOT,
+    ORANGE,
+    PALETTE,
+    SELECTED,
+    SIN_COLOUR,
+    WALL_COLOUR,
+    WHITE,
+    axis,
+    figure,
+    translucent,
+)
+
+
+def _column_traces(learned: np.ndarray, sines: np.ndarray, dims: Sequence[int], *, lang: str) -> list[dict]:
+    r"""Columns ``dims`` of both tables, the learned one on the top panel (axes x, y), sinusoids below (x2, y2)."""
+    return [
+        {
+            "type": "scatter",
+            "x": np.arange(table.shape[0]),
+            "y": table[:, n],
+            "mode": "lines",
+            "line": {"color": PALETTE[n % len(PALETTE)], "width": 1.2},
+            "name": f"{axis('dim', lang)} {d}",
+            "legendgroup": str(d),
+            "showlegend": panel == "",
+            "xaxis": f"x{panel}",
+            "yaxis": f"y{panel}",
+        }
+        for panel, table in (("", learned), ("2", sines))
+        for n, d in enumerate(dims)
+    ]
 
 
 def extrapolation(
@@ -26,26 +59,14 @@ def extrapolation(
     A wall marks max_length across both panels and a dotted line the position the reader asked for. The two
     panels are laid out by hand: ``make_subplots`` and ``add_vline`` cost ~30 ms, on every slider move.
     """
-    traces = [
-        {
-            "type": "scatter",
-            "x": np.arange(table.shape[0]),
-            "y": table[:, n],
-            "mode": "lines",
-            "line": {"color": PALETTE[n % len(PALETTE)], "width": 1.2},
-            "name": f"{axis('dim', lang)} {d}",
-            "legendgroup": str(d),
-            "showlegend": panel == "",
-            "xaxis": f"x{panel}",
-            "yaxis": f"y{panel}",
-        }
-        for panel, table in (("", learned), ("2", sines))
-        for n, d in enumerate(dims)
-    ]
     line = {"type": "line", "xref": "x2", "yref": "paper", "y0": 0, "y1": 1}
     panel_title = {"xref": "paper", "yref": "paper", "x": 0.5, "showarrow": False, "yanchor": "bottom"}
+    wall_label = {
+        "x": max_length, "xref": "x2", "y": 0.94, "yref": "paper", "xanchor": "left", "showarrow": False,
+        "text": t("learned.wall_label", lang, max_length=max_length), "font": {"color": WALL_COLOUR},
+    }  # fmt: skip
     return figure(
-        traces,
+        _column_traces(learned, sines, dims, lang=lang),
         title=t("learned.fig_extrapolation", lang, position=position),
         height=480,
         xaxis={"anchor": "y", "matches": "x2", "showticklabels": False},
@@ -54,21 +75,12 @@ def extrapolation(
         yaxis2={"domain": [0.0, 0.42], "title": {"text": axis("value", lang)}},
         shapes=[
             {**line, "x0": max_length - 0.5, "x1": max_length - 0.5, "line": {"color": WALL_COLOUR, "width": 3}},
-            {**line, "x0": position, "x1": position, "line": {"color": "#262730", "dash": "dot", "width": 1.5}},
+            {**line, "x0": position, "x1": position, "line": {"color": SELECTED, "dash": "dot", "width": 1.5}},
         ],
         annotations=[
             {**panel_title, "y": 1.0, "text": t("learned.panel_learned", lang)},
             {**panel_title, "y": 0.42, "text": t("learned.panel_sines", lang)},
-            {
-                "x": max_length,
-                "xref": "x2",
-                "y": 0.94,
-                "yref": "paper",
-                "xanchor": "left",
-                "showarrow": False,
-                "text": t("learned.wall_label", lang, max_length=max_length),
-                "font": {"color": WALL_COLOUR},
-            },
+            wall_label,
         ],
         legend={"orientation": "h", "y": -0.18, "yanchor": "top", "x": 0, "xanchor": "left"},
         margin={"t": 72},
@@ -77,7 +89,7 @@ def extrapolation(
 
 #: Rows a model trained, and rows it never touched, in every figure of the trained-table section.
 TRAINED_COLOUR, UNTOUCHED_COLOUR = ORANGE, GREY
-_LABEL_BOX = {"bgcolor": "rgba(255,255,255,0.85)", "showarrow": False, "font": {"color": WALL_COLOUR}}
+_LABEL_BOX = {"bgcolor": translucent(WHITE, 0.85), "showarrow": False, "font": {"color": WALL_COLOUR}}
 
 
 def _row_wall(trained: int, xref: str = "x") -> dict:
@@ -166,7 +178,7 @@ def trained_rows(
         yaxis2={"domain": [0.0, 0.42], "rangemode": "tozero", "title": {"text": t("learned.axis_loss", lang)}},
         shapes=[
             {"type": "rect", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": -band, "y1": band,
-             "fillcolor": "rgba(140,140,140,0.2)", "line": {"width": 0}, "layer": "below"},
+             "fillcolor": translucent(GREY, 0.2), "line": {"width": 0}, "layer": "below"},
             _row_wall(trained, "x2"),
         ],
         annotations=[

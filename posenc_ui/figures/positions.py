@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import BITS, BLUE, GREY, SIN_COLOUR, VERMILION, axis, figure
+from .style import BITS, BLUE, GREY, GUIDE, SIN_COLOUR, VERMILION, axis, figure
 
 #: Values are written on markers and cells only while they stay legible.
 MAX_LABELLED = 32
@@ -54,7 +54,7 @@ def normalized_positions(rows: Mapping[int, np.ndarray], *, lang: str) -> go.Fig
                 "text": [f"{v:.3f}".rstrip("0").rstrip(".") if v else "0" for v in values] if few else None,
                 "textposition": "top center",
                 "marker": {"size": 10 if few else 6, "color": SIN_COLOUR if few else GREY},
-                "line": {"color": "#BDBDBD"},
+                "line": {"color": GUIDE},
                 "showlegend": False,
                 "hovertemplate": "p/(L−1) = %{x:.4f}<extra>" + label + "</extra>",
             }

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import BLUE, DIVERGING, GREY, ORANGE, SEQUENTIAL, VERMILION, axis, figure
+from .style import BLUE, DIVERGING, GREY, ORANGE, SEQUENTIAL, VERMILION, WHITE, axis, figure, translucent
 
 #: Cells are labelled with their value up to this many a side.
 MAX_LABELLED = 20
@@ -106,7 +106,7 @@ def t5_buckets(
     ]
     annotations = [
         {"x": x, "xref": "x", "y": y, "yref": "paper", "text": text, "showarrow": False, "xanchor": "left",
-         "font": {"color": colour, "size": 11}, "bgcolor": "rgba(255,255,255,0.8)"}
+         "font": {"color": colour, "size": 11}, "bgcolor": translucent(WHITE, 0.8)}
         for x, colour, text, y in labels
     ]  # fmt: skip
     return figure(

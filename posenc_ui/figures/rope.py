@@ -1,5 +1,6 @@
-r"""Figures of page 6 (RoPE): clock hands with an animation, relative scores, the two pairings, long-range decay,
-periods and near repeats. Pure builders: arrays in, ``go.Figure`` out."""
+r"""Figures of page 6 (RoPE): relative scores, the two pairings, long-range decay, periods and near repeats; the
+clocks that draw angles live in :mod:`.rope_clocks` and are importable from here, as the page does. Pure builders:
+arrays in, ``go.Figure`` out."""
 
 from __future__ import annotations
 
@@ -10,151 +11,34 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..i18n import t
-from .built import BuiltFigure
 from .heatmap import heatmap_trace
-from .style import BLUE, DIVERGING, GREEN, GREY, ORANGE, SEQUENTIAL, TEMPLATE, VERMILION, figure
+from .rope_clocks import clocks, toy_clock
+from .style import (
+    BAND_ALPHA,
+    BLUE,
+    DIVERGING,
+    GREEN,
+    GREY,
+    NOT_FOUND,
+    SELECTED,
+    SEQUENTIAL,
+    THEORY,
+    VERMILION,
+    WHITE,
+    figure,
+    legend_below,
+    translucent,
+)
 
-Q_COLOUR, K_COLOUR = BLUE, ORANGE
-#: Clocks per row: three still read on a phone held upright.
-CLOCK_COLUMNS = 3
-#: Distance between clock centres, in clock radii: across, and down (rows leave room for three lines of label).
-CLOCK_SPACING, ROW_SPACING = 2.7, 3.4
-#: Milliseconds per animation frame.
-FRAME_MS = 160
+__all__ = [
+    "clocks", "decay", "mismatch_curve", "near_repeats", "offset_curve", "pairing_strip", "periods", "random_band",
+    "score_matrix", "score_window", "toy_clock",
+]  # fmt: skip
+
 #: Cells are labelled with their pair index up to this many dimensions.
 MAX_LABELLED = 32
 #: Log-axis ticks at every decade, written 10⁰ … 10⁶.
 LOG_AXIS = {"type": "log", "exponentformat": "power", "dtick": 1}
-HIDDEN_AXIS = {"visible": False, "showgrid": False, "zeroline": False}
-
-
-def _legend_below(y: float = -0.3) -> dict:
-    r"""A horizontal legend under the axis title (at the top it would collide with the title on a phone)."""
-    return {"orientation": "h", "y": y, "yanchor": "top", "x": 0, "xanchor": "left"}
-
-
-def _tokens(count: float) -> str:
-    r"""A number of tokens as people write it: 6.28, 62.8, 628, 60,611."""
-    return f"{count:,.0f}" if count >= 1000 else f"{count:.3g}"
-
-
-# --- clock hands -----------------------------------------------------------------------------------------------
-
-
-def _clock_centres(count: int) -> np.ndarray:
-    r"""(count, 2) centres on a grid of :data:`CLOCK_COLUMNS` columns, first row on top."""
-    j = np.arange(count)
-    return np.stack([CLOCK_SPACING * (j % CLOCK_COLUMNS), -ROW_SPACING * (j // CLOCK_COLUMNS)], axis=1)
-
-
-def _segments(starts: np.ndarray, ends: np.ndarray) -> tuple[list, list]:
-    r"""x and y of the line segments starts[j] → ends[j], with gaps between them (one trace draws them all).
-
-    Plain lists with None for the gaps: plotly validates the many small traces of an animation about three times
-    faster from lists than from arrays.
-    """
-    xs: list = []
-    ys: list = []
-    for (x0, y0), (x1, y1) in zip(starts.tolist(), ends.tolist(), strict=True):
-        xs += [x0, x1, None]
-        ys += [y0, y1, None]
-    return xs, ys
-
-
-def _hands(centres: np.ndarray, tips: np.ndarray, colour: str, name: str) -> dict:
-    xs, ys = _segments(centres, centres + tips)
-    return {
-        "type": "scatter", "x": xs, "y": ys, "mode": "lines+markers", "name": name, "hoverinfo": "skip",
-        "line": {"color": colour, "width": 3}, "marker": {"size": [0, 9, 0] * len(centres), "color": colour},
-    }  # fmt: skip
-
-
-def clocks(
-    q_pairs: np.ndarray,
-    k_pairs: np.ndarray,
-    q_start: np.ndarray,
-    k_start: np.ndarray,
-    pairs: Sequence[int],
-    inv_freq: np.ndarray,
-    m: int,
-    n: int,
-    *,
-    lang: str,
-) -> go.Figure:
-    r"""One clock per pair i: the q pair at position m + t (blue) and the k pair at n + t (orange), t = frame.
-
-    ``q_pairs`` / ``k_pairs`` are (frames, P, 2): the rotated pairs for t = 0, 1, …; ``q_start`` / ``k_start``
-    (P, 2) the unrotated ones (position 0, dotted). Each clock is scaled by its longest hand (rotation keeps
-    lengths, so that is the same in every frame). Playing the frames moves both positions together: both hands
-    turn, the angle between them — all the score sees — stays.
-    """
-    count = len(pairs)
-    centres = _clock_centres(count)
-    radius = np.maximum(np.linalg.norm(q_start, axis=1), np.linalg.norm(k_start, axis=1))[:, None]  # (P, 1)
-    radius[radius == 0] = 1.0
-    ring = np.linspace(0, 2 * math.pi, 61)
-    gap = np.full((count, 1), np.nan)  # lifts the pen between clocks
-    circles = {
-        "type": "scatter", "x": np.hstack([centres[:, :1] + np.cos(ring), gap]).ravel(),
-        "y": np.hstack([centres[:, 1:] + np.sin(ring), gap]).ravel(), "mode": "lines", "hoverinfo": "skip",
-        "line": {"color": "#BDBDBD", "width": 1}, "showlegend": False,
-    }  # fmt: skip
-    qx, qy = _segments(centres, centres + q_start / radius)
-    kx, ky = _segments(centres, centres + k_start / radius)
-    start = {
-        "type": "scatter", "x": qx + kx, "y": qy + ky, "mode": "lines",
-        "name": t("rope.clock_start", lang), "hoverinfo": "skip", "line": {"color": GREY, "width": 1.5, "dash": "dot"},
-    }  # fmt: skip
-
-    hands = [
-        _hands(centres, q_pairs[0] / radius, Q_COLOUR, t("rope.clock_q", lang)),
-        _hands(centres, k_pairs[0] / radius, K_COLOUR, t("rope.clock_k", lang)),
-    ]
-
-    def moving(frame: int) -> list[dict]:
-        r"""Only the coordinates of the two hands change from frame to frame."""
-        segments = (_segments(centres, centres + rotated[frame] / radius) for rotated in (q_pairs, k_pairs))
-        return [{"type": "scatter", "x": xs, "y": ys} for xs, ys in segments]
-
-    labels = [
-        {
-            "x": cx, "y": cy + 1.08, "xref": "x", "yref": "y", "showarrow": False, "yanchor": "bottom",
-            "text": t("rope.clock_label", lang, i=i, theta=f"{theta:.3g}", period=_tokens(2 * math.pi / theta)),
-            "font": {"size": 11},
-        }
-        for (cx, cy), i, theta in zip(centres, pairs, inv_freq, strict=True)
-    ]  # fmt: skip
-    frames = [{"name": str(s), "data": moving(s), "traces": [2, 3]} for s in range(q_pairs.shape[0])]
-    still = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate", "transition": {"duration": 0}}
-    play = {"frame": {"duration": FRAME_MS, "redraw": False}, "transition": {"duration": 0}, "fromcurrent": True}
-    slider = {
-        "active": 0, "x": 0.25, "len": 0.75, "y": 0, "yanchor": "top", "pad": {"t": 8},
-        "currentvalue": {"prefix": t("rope.clock_shift", lang), "font": {"size": 12}},
-        "steps": [{"label": str(s), "method": "animate", "args": [[str(s)], still]} for s in range(len(frames))],
-    }  # fmt: skip
-    buttons = {
-        "type": "buttons", "direction": "left", "showactive": False, "x": 0, "y": 0, "xanchor": "left",
-        "yanchor": "top", "pad": {"t": 14},
-        "buttons": [
-            {"label": "▶", "method": "animate", "args": [None, play]},
-            {"label": "❚❚", "method": "animate", "args": [[None], still]},
-        ],
-    }  # fmt: skip
-    rows = -(-count // CLOCK_COLUMNS)
-    width = CLOCK_SPACING * (min(count, CLOCK_COLUMNS) - 1)
-    layout = {
-        "template": TEMPLATE,
-        "title": {"text": t("rope.fig_clocks", lang, m=m, n=n)},
-        "height": 150 + 240 * rows,
-        "xaxis": {**HIDDEN_AXIS, "range": [-1.35, width + 1.35]},
-        "yaxis": {**HIDDEN_AXIS, "scaleanchor": "x", "range": [-ROW_SPACING * (rows - 1) - 1.3, 2.1]},
-        "annotations": labels,
-        "updatemenus": [buttons],
-        "sliders": [slider],
-        "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "xanchor": "left"},
-        "margin": {"l": 8, "r": 8, "t": 80, "b": 64},
-    }
-    return BuiltFigure({"data": [circles, start, *hands], "layout": layout, "frames": frames})
 
 
 # --- relative scores ---------------------------------------------------------------------------------------------
@@ -173,11 +57,11 @@ def score_window(
     lo, hi = max(query_positions[0], key_positions[0] - (n - m)), min(query_positions[-1], key_positions[-1] - (n - m))
     diagonal = {
         "type": "scatter", "x": [lo + n - m, hi + n - m], "y": [lo, hi], "mode": "lines", "hoverinfo": "skip",
-        "line": {"color": "#262730", "dash": "dash", "width": 1.5}, "showlegend": False,
+        "line": {"color": SELECTED, "dash": "dash", "width": 1.5}, "showlegend": False,
     }  # fmt: skip
     chosen = {
         "type": "scatter", "x": [n], "y": [m], "mode": "markers", "hoverinfo": "skip", "showlegend": False,
-        "marker": {"symbol": "square-open", "size": 12, "color": "#262730", "line": {"width": 2.5}},
+        "marker": {"symbol": "square-open", "size": 12, "color": SELECTED, "line": {"width": 2.5}},
     }  # fmt: skip
     return figure(
         [trace, diagonal, chosen],
@@ -217,7 +101,7 @@ def offset_curve(
         x=t("rope.axis_relative", lang),
         y=t("rope.axis_score", lang),
         height=420,
-        legend=_legend_below(),
+        legend=legend_below(),
     )
 
 
@@ -262,7 +146,7 @@ def pairing_strip(
             "ticktext": [t("rope.pairing.interleaved", lang), t("rope.pairing.half", lang)],
         },
         xaxis={"showgrid": False, "zeroline": False},
-        legend=_legend_below(-0.3),
+        legend=legend_below(-0.3),
     )  # fmt: skip
 
 
@@ -287,7 +171,7 @@ def mismatch_curve(offsets: np.ndarray, right: np.ndarray, wrong: np.ndarray, lo
         height=420,
         shapes=[marker],
         annotations=[note],
-        legend=_legend_below(),
+        legend=legend_below(),
     )
 
 
@@ -326,7 +210,7 @@ def decay(
     shown = [(r, value) for r, value in marks.items() if r > 0]
     arrows = [
         {"x": math.log10(r), "y": value, "text": f"r = {r}: {value:.2f}", "showarrow": True, "arrowhead": 0,
-         "ax": 44 * (2 * j - 1), "ay": -34 - 16 * j, "bgcolor": "rgba(255,255,255,0.9)", "font": {"color": VERMILION}}
+         "ax": 44 * (2 * j - 1), "ay": -34 - 16 * j, "bgcolor": translucent(WHITE, 0.9), "font": {"color": VERMILION}}
         for j, (r, value) in enumerate(shown)
     ]  # fmt: skip
     traces.append(
@@ -346,7 +230,7 @@ def decay(
         height=420,
         xaxis=LOG_AXIS,
         annotations=arrows,
-        legend=_legend_below(),
+        legend=legend_below(),
     )
 
 
@@ -358,12 +242,12 @@ def random_band(
     band_x = np.concatenate([distances, distances[::-1]])
     band_y = np.concatenate([mean + std, (mean - std)[::-1]])
     traces = [
-        {"type": "scatter", "x": band_x, "y": band_y, "fill": "toself", "fillcolor": "rgba(0,114,178,0.18)",
+        {"type": "scatter", "x": band_x, "y": band_y, "fill": "toself", "fillcolor": translucent(BLUE, BAND_ALPHA),
          "line": {"width": 0}, "name": t("rope.band", lang), "hoverinfo": "skip"},
         {"type": "scatter", "x": distances, "y": mean, "mode": "lines", "line": {"color": BLUE, "width": 2},
          "name": t("rope.mean", lang), "hovertemplate": "r = %{x:,.0f}: %{y:.2f}<extra></extra>"},
         {"type": "scatter", "x": distances, "y": expected, "mode": "lines",
-         "line": {"color": "#262730", "width": 1.2, "dash": "dash"}, "name": t("rope.expected", lang),
+         "line": {"color": THEORY, "width": 1.2, "dash": "dash"}, "name": t("rope.expected", lang),
          "hoverinfo": "skip"},
     ]  # fmt: skip
     key = "rope.fig_random_same" if same_vector else "rope.fig_random"
@@ -374,7 +258,7 @@ def random_band(
         y=t("rope.axis_score", lang),
         height=420,
         xaxis=LOG_AXIS,
-        legend=_legend_below(),
+        legend=legend_below(),
     )
 
 
@@ -403,7 +287,7 @@ def periods(
          "line": {"color": GREEN, "width": 2}, "marker": {"size": 5}, "customdata": pair_index,
          "name": t("rope.periods_now", lang), "hovertemplate": "i = %{customdata}: T = %{y:,.2f}<extra></extra>"},
         {"type": "scatter", "x": [2 * i / syllabus_dim for i in syllabus], "y": list(syllabus.values()),
-         "mode": "markers+text", "marker": {"color": "#262730", "size": 10, "symbol": "diamond"},
+         "mode": "markers+text", "marker": {"color": THEORY, "size": 10, "symbol": "diamond"},
          "text": [f"T<sub>{i}</sub> = {v:,.2f}" for i, v in syllabus.items()],
          "textposition": ["middle right", "top left", "top left"][: len(syllabus)],
          "name": t("rope.periods_true", lang), "hoverinfo": "skip"},
@@ -421,47 +305,7 @@ def periods(
         height=440,
         xaxis={"range": [-0.05, 1.08]},
         yaxis={**LOG_AXIS, "range": [math.log10(low) - 0.3, math.log10(high) + 0.45]},  # room for the labels
-        legend=_legend_below(),
-    )
-
-
-def _joint_labels(x: np.ndarray, y: np.ndarray, names: Sequence[str]) -> list[str]:
-    r"""Labels for points that may coincide: "0 = 12" on the first of a group, blank on the others."""
-    labels = []
-    for j, name in enumerate(names):
-        same = [names[i] for i in range(len(names)) if math.hypot(x[i] - x[j], y[i] - y[j]) < 1e-9]
-        labels.append(" = ".join(same) if same[0] == name else "")
-    return labels
-
-
-def toy_clock(angles: np.ndarray, highlight: Sequence[int], *, lang: str) -> go.Figure:
-    r"""Positions 0 … L − 1 as points on two rings: ``angles[:, 0]`` outside (30° per token), ``angles[:, 1]``
-    inside. On the outer ring position 12 lands on position 0; on the inner ring it does not."""
-    positions = np.arange(angles.shape[0])
-    traces = []
-    for ring, (radius, colour) in enumerate(((1.0, BLUE), (0.62, ORANGE))):
-        x, y = radius * np.cos(angles[:, ring]), radius * np.sin(angles[:, ring])
-        near = np.isin(positions, highlight)
-        theta = np.linspace(0, 2 * math.pi, 61)
-        traces += [
-            {"type": "scatter", "x": radius * np.cos(theta), "y": radius * np.sin(theta), "mode": "lines",
-             "line": {"color": "#D0D0D0", "width": 1}, "hoverinfo": "skip", "showlegend": False},
-            {"type": "scatter", "x": x[~near], "y": y[~near], "mode": "markers", "showlegend": False,
-             "marker": {"color": colour, "size": 6, "opacity": 0.45}, "customdata": positions[~near],
-             "hovertemplate": "p = %{customdata}<extra></extra>"},
-            {"type": "scatter", "x": x[near], "y": y[near], "mode": "markers+text", "customdata": positions[near],
-             "text": _joint_labels(x[near], y[near], [str(p) for p in positions[near]]),
-             "textposition": "middle right" if ring else "top center",
-             "marker": {"color": colour, "size": 12, "line": {"color": "white", "width": 1}},
-             "name": t(f"rope.toy_ring_{ring}", lang), "hovertemplate": "p = %{customdata}<extra></extra>"},
-        ]  # fmt: skip
-    return figure(
-        traces,
-        title=t("rope.fig_toy", lang),
-        height=440,
-        xaxis={**HIDDEN_AXIS, "range": [-1.3, 1.3]},
-        yaxis={**HIDDEN_AXIS, "range": [-1.3, 1.3], "scaleanchor": "x"},
-        legend=_legend_below(-0.02),
+        legend=legend_below(),
     )
 
 
@@ -472,7 +316,7 @@ def near_repeats(first: Sequence[int | None], max_distance: int, tolerance_deg: 
     found = np.array([r is not None for r in first])
     heights = np.array([r if r is not None else max_distance for r in first], dtype=np.float64)
     bar = {
-        "type": "bar", "x": k, "y": heights, "marker": {"color": np.where(found, GREEN, "#D0D0D0").tolist()},
+        "type": "bar", "x": k, "y": heights, "marker": {"color": np.where(found, GREEN, NOT_FOUND).tolist()},
         "text": [f"{r:,}" if r is not None else "" for r in first], "textposition": "outside", "cliponaxis": False,
         "customdata": [f"{r:,}" if r is not None else f"> {max_distance:,}" for r in first], "showlegend": False,
         "hovertemplate": t("rope.repeat_hover", lang) + "<extra></extra>",

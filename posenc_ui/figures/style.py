@@ -1,9 +1,11 @@
 r"""One colour and axis vocabulary for every figure of the app (and its exports).
 
 Colours are Okabe & Ito's palette (safe for the common colour-vision deficiencies); each encoding keeps its colour
-on every page. Signed quantities (encodings, rotation matrices) use a diverging blue–red scale centred on 0;
-non-negative ones (attention weights) use viridis. Axis titles come from the ``axis.*`` i18n keys so "position p"
-means the same thing everywhere. The template is deliberately small: it travels with every figure.
+on every page. Every colour of the app is spelled here and nowhere else (``tests/test_code_shape.py`` checks): the
+palette by hue, the neutrals and every reuse by what it means on screen. Signed quantities (encodings, rotation
+matrices) use a diverging blue–red scale centred on 0; non-negative ones (attention weights) use viridis. Axis
+titles come from the ``axis.*`` i18n keys so "position p" means the same thing everywhere. The template is
+deliberately small: it travels with every figure.
 """
 
 from __future__ import annotations
@@ -26,31 +28,65 @@ ENCODING_COLOURS = {
 }  # fmt: skip
 SIN_COLOUR, COS_COLOUR = BLUE, ORANGE
 WALL_COLOUR = VERMILION  # where a learned table ends
+#: Streamlit's theme colour (buttons, sliders, links): ``.streamlit/config.toml`` repeats it as ``primaryColor``.
+PRIMARY = BLUE
+
+# Neutrals, by what they are on screen.
+WHITE = "#FFFFFF"
+INK = "#262730"  # Streamlit's text colour: all text, and the dark marks below
+SELECTED = INK  # the outline of the selected bar or head, the chosen cell and its diagonal, the position asked for
+THEORY = INK  # what theory predicts or a source states, drawn over what was measured
+GRID, ZERO_LINE = "#E6E6E6", "#BDBDBD"
+GUIDE = ZERO_LINE  # a line that only guides the eye: a clock's face, a row of dots' thread
+FAINT_RING = "#D0D0D0"  # the rings of RoPE's toy clock
+NOT_FOUND = FAINT_RING  # a bar standing for "none within reach"
+SEEN_IN_TRAINING = "#D9D9D9"  # angles the training length already turned a pair through
+OFF_CELL = "#F2F2F2"  # a 0 bit, an unselected one-hot row
+EXPORT_BORDER = "#ddd"  # the thin frame around each picture of the exported static site (CSS)
+
+
+def translucent(colour: str, alpha: float) -> str:
+    r"""``colour`` (``"#RRGGBB"``) at opacity ``alpha``, as the CSS ``rgba(r,g,b,a)`` that plotly.js reads."""
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+TRANSPARENT = translucent(BLACK, 0)  # an outline that is not drawn (on the bars not selected)
+BAND_ALPHA = 0.18  # a band of spread (mean ± std, lowest to highest seed) over its line
 
 # Spelled out as (position, colour) stops: "RdBu_r" is a name only plotly.py knows, and figures go to plotly.js
 # unvalidated (see .built).
 DIVERGING = tuple(tuple(stop) for stop in get_colorscale("RdBu_r"))  # blue < 0 < red, symmetric about 0 (zmid=0)
 SEQUENTIAL = tuple(tuple(stop) for stop in get_colorscale("Viridis"))
-BITS = ((0.0, "#F2F2F2"), (1.0, BLUE))  # a 0 bit is pale, a 1 bit blue
-ONE_HOT = ((0.0, "#F2F2F2"), (1.0, "#262730"))  # the selected row of a one-hot is dark
+BITS = ((0.0, OFF_CELL), (1.0, BLUE))  # a 0 bit is pale, a 1 bit blue
+ONE_HOT = ((0.0, OFF_CELL), (1.0, INK))  # the selected row of a one-hot is dark
 
 FONT = '"Noto Sans CJK SC", "Noto Sans SC", "PingFang SC", "Microsoft YaHei", "Noto Sans", Arial, sans-serif'
 HEIGHT = 380  # px: readable on a phone held upright, two fit on a laptop screen
 
 TEMPLATE = go.layout.Template(
     layout={
-        "font": {"family": FONT, "size": 13, "color": "#262730"},
+        "font": {"family": FONT, "size": 13, "color": INK},
         "title": {"font": {"size": 15}, "x": 0.0, "xref": "paper", "xanchor": "left", "y": 0.97, "yanchor": "top"},
         "paper_bgcolor": "white",
         "plot_bgcolor": "white",
         "colorway": list(PALETTE),
         "margin": {"l": 56, "r": 16, "t": 48, "b": 48},
-        "xaxis": {"gridcolor": "#E6E6E6", "zerolinecolor": "#BDBDBD", "automargin": True},
-        "yaxis": {"gridcolor": "#E6E6E6", "zerolinecolor": "#BDBDBD", "automargin": True},
+        "xaxis": {"gridcolor": GRID, "zerolinecolor": ZERO_LINE, "automargin": True},
+        "yaxis": {"gridcolor": GRID, "zerolinecolor": ZERO_LINE, "automargin": True},
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
         "hoverlabel": {"font": {"family": FONT}},
     }
 )
+
+
+#: An axis that is not drawn at all (clock faces, rings: only the picture matters).
+HIDDEN_AXIS = {"visible": False, "showgrid": False, "zeroline": False}
+
+
+def legend_below(y: float = -0.3) -> dict:
+    r"""A horizontal legend under the axis title (at the top it would collide with the title on a phone)."""
+    return {"orientation": "h", "y": y, "yanchor": "top", "x": 0, "xanchor": "left"}
 
 
 def axis(name: str, lang: str) -> str:

@@ -32,7 +32,7 @@ from posenc_core.lab_task import (
 from ..catalog import BY_ID, ROOT
 from ..figures import compare as figs
 from ..figures import heatmap
-from ..figures.style import ENCODING_COLOURS, GREY, SKY
+from ..figures.style import ENCODING_COLOURS, GREY
 from ..i18n import t
 from ..memo import RESULTS, memo
 from ..state import IntParam
@@ -54,7 +54,6 @@ LAB_QUERY = {"lag": "task=lag&lag=2", "lag8": "task=lag&lag=8", "text": "task=te
 #: Relative diagonal spread under which a matrix counts as Toeplitz (rounding is ~1e-15).
 TOEPLITZ_TOLERANCE = 1e-9
 ABSOLUTE, RELATIVE = ("sinusoidal", "learned"), ("shaw", "t5", "rope", "alibi")
-COLOURS = {**ENCODING_COLOURS, "shaw": SKY}
 LAB_ORDER = ("none", "sinusoidal", "learned", "t5", "rope", "alibi")
 #: Verdict states → the mark shown (◐ is followed by how far the encoding held, e.g. "◐ 8·L").
 MARKS = {"holds": "✓", "until": "◐", "fails": "✗", "not_learned": "○"}
@@ -169,7 +168,7 @@ def extrapolation_figure(v: Values, lang: str) -> go.Figure:
             )
         )
     labels = {e: label(e, lang) for e in LAB_ORDER}
-    colours = {e: COLOURS.get(e, GREY) for e in LAB_ORDER}
+    colours = {e: ENCODING_COLOURS.get(e, GREY) for e in LAB_ORDER}
     return figs.extrapolation(panels, labels, colours, train_length=train_length(), seeds=seeds(), lang=lang)
 
 
