@@ -22,7 +22,7 @@ longrope    per-pair factors :math:`\theta_i / f_i` (short / long)          Ding
 
 A small package, as transformers' ``modeling_rope_utils`` is one module:
 
-* :mod:`.registry` — one :class:`RopeType` entry per rope_type (:data:`REGISTRY`: keys, compute function, whether
+* :mod:`.registry` — one :class:`RopeType` entry per rope_type (:data:`ROPE_REGISTRY`: keys, compute function, whether
   it reads ``original_max_position_embeddings``, how to build its ``rope_scaling`` from a factor and a training
   length) and :func:`rope_frequencies`;
 * :mod:`.formulas` — the closed forms the types, pages and checks share, each written once (NTK base, dynamic α,
@@ -61,12 +61,12 @@ from .pairs import (
     yarn_ramp_by_turns,
     yarn_regimes,
 )
-from .registry import REGISTRY, ROPE_TYPES, RopeFrequencies, RopeType, rope_frequencies
+from .registry import ROPE_REGISTRY, ROPE_TYPES, RopeFrequencies, RopeType, rope_frequencies
 
 __all__ = [
     "MAX_FACTOR",
     "REGIMES",
-    "REGISTRY",
+    "ROPE_REGISTRY",
     "ROPE_TYPES",
     "SCALED_TYPES",
     "ConfigScaling",

@@ -29,13 +29,13 @@ import numpy as np
 
 from ..errors import PosEncError, as_float, as_int
 from .formulas import implied_factor
-from .registry import REGISTRY, RopeFrequencies, rope_frequencies
+from .registry import ROPE_REGISTRY, RopeFrequencies, rope_frequencies
 
 __all__ = ["ConfigScaling", "config_scaling", "config_training_length", "rope_frequencies_from_config"]
 
 _DEFAULT_THETA = 10000.0  # RoFormer's base, which transformers assumes when a config gives none
 #: The types that read original_max_position_embeddings, so a top-level value is passed on to them.
-SCALED_TYPES = tuple(name for name, entry in REGISTRY.items() if entry.reads_original)
+SCALED_TYPES = tuple(name for name, entry in ROPE_REGISTRY.items() if entry.reads_original)
 # GPT-2-style names (GPT-J: n_embd, n_head, n_positions) next to the Llama-style ones.
 _HIDDEN = ("hidden_size", "n_embd")
 _HEADS = ("num_attention_heads", "n_head")

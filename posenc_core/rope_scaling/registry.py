@@ -1,11 +1,11 @@
-r"""One entry per rope_type (:data:`REGISTRY`), and :func:`rope_frequencies`, which reads a ``rope_scaling`` dict and
-calls the entry's compute function. Each compute function is one method (see :mod:`posenc_core.rope_scaling`);
-the formulas they share are in :mod:`.formulas`, written once.
+r"""One entry per rope_type (:data:`ROPE_REGISTRY`), and :func:`rope_frequencies`, which reads a ``rope_scaling``
+dict and calls the entry's compute function. Each compute function is one method (see
+:mod:`posenc_core.rope_scaling`); the formulas they share are in :mod:`.formulas`, written once.
 
 Adding a rope_type: write its function ``(dim, base, params, max_position_embeddings, seq_len) -> RopeFrequencies``
-here, add its :class:`RopeType` to :data:`REGISTRY`, test it, and give it its words (``extension.method.<name>``) in
-both languages. :data:`ROPE_TYPES`, the config reader, the extension page's methods, the lab and the tests read the
-registry.
+here, add its :class:`RopeType` to :data:`ROPE_REGISTRY`, test it, and give it its words
+(``extension.method.<name>``) in both languages. :data:`ROPE_TYPES`, the config reader, the extension page's
+methods, the lab and the tests read the registry.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from .formulas import (
     yarn_ramp,
 )
 
-__all__ = ["REGISTRY", "ROPE_TYPES", "RopeFrequencies", "RopeType", "rope_frequencies"]
+__all__ = ["ROPE_REGISTRY", "ROPE_TYPES", "RopeFrequencies", "RopeType", "rope_frequencies"]
 
 # Keys a pasted config may carry that describe the base RoPE rather than its scaling; checked against the arguments.
 _BASE_KEYS = frozenset({"rope_theta", "partial_rotary_factor"})
@@ -77,7 +77,7 @@ def rope_frequencies(
         )
     params = _read_scaling(rope_scaling, base=base, partial_rotary_factor=partial_rotary_factor)
     rope_type = params.pop("rope_type")
-    return REGISTRY[rope_type].compute(dim, base, params, max_position_embeddings, seq_len)
+    return ROPE_REGISTRY[rope_type].compute(dim, base, params, max_position_embeddings, seq_len)
 
 
 # --- one function per rope_type: (dim, base, params, max_position_embeddings, seq_len) -> RopeFrequencies -------
@@ -236,7 +236,7 @@ class RopeType:
 _YARN_KEYS = ("original_max_position_embeddings", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate")
 
 #: Every rope_type, in the order pages list them. The keys are transformers' validators'.
-REGISTRY: Mapping[str, RopeType] = MappingProxyType(
+ROPE_REGISTRY: Mapping[str, RopeType] = MappingProxyType(
     {
         entry.name: entry
         for entry in (
@@ -266,7 +266,7 @@ REGISTRY: Mapping[str, RopeType] = MappingProxyType(
         )
     }
 )
-ROPE_TYPES = tuple(REGISTRY)
+ROPE_TYPES = tuple(ROPE_REGISTRY)
 
 
 # --- reading and checking a rope_scaling dict ------------------------------------------------------------------------
@@ -299,9 +299,9 @@ def _read_scaling(
                 raise PosEncError(
                     f"rope_scaling[{key!r}] = {value!r:.30} disagrees with the argument ({given:g}); give it once"
                 )
-    unknown = sorted(set(params) - REGISTRY[rope_type].keys)
+    unknown = sorted(set(params) - ROPE_REGISTRY[rope_type].keys)
     if unknown:
-        allowed = ", ".join(sorted(REGISTRY[rope_type].keys | {"rope_type"} | _BASE_KEYS)) or "rope_type"
+        allowed = ", ".join(sorted(ROPE_REGISTRY[rope_type].keys | {"rope_type"} | _BASE_KEYS)) or "rope_type"
         raise PosEncError(f"rope_type {rope_type!r} does not use {', '.join(map(repr, unknown))}; it reads: {allowed}")
     params["rope_type"] = rope_type
     return params

@@ -21,19 +21,17 @@ import plotly.graph_objects as go
 
 from posenc_core import (
     apply_rope,
+    pairing_permutation,
     rope_angles,
     rope_decay_all_ones,
     rope_decay_bound,
     rope_decay_random,
     rope_inv_freq,
+    rope_near_repeats,
     rope_scores,
+    rope_scores_mixed_pairing,
     rope_wavelengths,
     toeplitz_deviation,
-)
-from posenc_core.rope_analysis import (
-    pairing_permutation,
-    rope_near_repeats,
-    rope_scores_mixed_pairing,
 )
 
 from ..figures import rope as figs
