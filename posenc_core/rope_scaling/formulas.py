@@ -24,6 +24,7 @@ __all__ = [
     "implied_factor",
     "longrope_attention_factor",
     "ntk_base",
+    "ntk_exponent",
     "yarn_correction_range",
     "yarn_mscale",
     "yarn_ramp",
@@ -43,10 +44,20 @@ def ntk_base(base: float, factor: float, dim: int) -> float:
     base = as_float("base", base, gt=1.0)
     factor = as_float("factor", factor, ge=1.0)  # no cap: dynamic NTK's α grows with the sequence
     dim = as_int("dim", dim, lo=4, hi=MAX_ROTARY_DIM, even=True)
-    out = base * factor ** (dim / (dim - 2))
+    out = base * factor ** ntk_exponent(dim)
     if not math.isfinite(out):
         raise PosEncError(f"base · factor^(d/(d−2)) = {base:g} · {factor:g}^… overflows float64")
     return out
+
+
+def ntk_exponent(dim: int) -> float:
+    r"""The exponent :math:`d/(d-2)` of NTK-aware scaling, :math:`b' = b\,s^{d/(d-2)}`: with it the last pair,
+    :math:`\theta_{d/2-1} = b^{-(d-2)/d}`, turns exactly s times slower. d is the rotary dimension (even, ≥ 4).
+
+    Paper: bloc97 2023, "NTK-Aware Scaled RoPE"; Peng et al. 2023, arXiv:2309.00071, §3.1.
+    """
+    dim = as_int("dim", dim, lo=4, hi=MAX_ROTARY_DIM, even=True)
+    return dim / (dim - 2)
 
 
 def dynamic_ntk_alpha(factor: float, seq_len: int, max_position_embeddings: int) -> float:

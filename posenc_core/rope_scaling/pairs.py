@@ -38,9 +38,11 @@ __all__ = [
     "angle_coverage",
     "implied_base",
     "pair_regimes",
+    "regime_counts",
     "rotations_in_context",
     "temperature_curves",
     "unseen_angles",
+    "unseen_pair_count",
     "yarn_ramp_by_turns",
     "yarn_regimes",
 ]
@@ -122,6 +124,15 @@ def pair_regimes(inv_freq: object, scaled_inv_freq: object, *, factor: float, rt
     return np.where(kept, 0, np.where(interpolated, 2, 1)).astype(np.int8)
 
 
+def regime_counts(regime: object) -> np.ndarray:
+    r"""How many pairs are kept, blended and interpolated: the (3,) int64 counts of the codes 0, 1, 2 of
+    :data:`REGIMES` in ``regime`` (from :func:`pair_regimes` or :func:`yarn_regimes`)."""
+    codes = as_array("regime", regime, ndim=1, integer=True, allow_empty=True)
+    if codes.size and (codes.min() < 0 or codes.max() >= len(REGIMES)):
+        raise PosEncError(f"regime must hold codes 0 … {len(REGIMES) - 1} (kept, blended, interpolated)")
+    return np.bincount(codes, minlength=len(REGIMES))
+
+
 # --- angles seen in training and at the target length ------------------------------------------------------------
 
 
@@ -150,6 +161,21 @@ def unseen_angles(train_inv_freq: object, train_length: float, test_inv_freq: ob
     if test.shape != train.shape:
         raise PosEncError(f"test_inv_freq must have the shape of train_inv_freq {train.shape}, got {test.shape}")
     return np.maximum(0.0, angle_coverage(test, test_length) - train)
+
+
+def unseen_pair_count(
+    train_inv_freq: object,
+    train_length: float,
+    test_inv_freq: object,
+    test_length: float,
+    *,
+    atol: float = 1e-9,
+) -> int:
+    r"""How many pairs meet an angle at ``test_length`` they never met in training:
+    :math:`\#\{i : \text{unseen}_i > \text{atol}\}`, with :func:`unseen_angles` (radians; ``atol`` absorbs rounding)."""
+    atol = as_float("atol", atol, ge=0.0, le=math.pi)
+    unseen = unseen_angles(train_inv_freq, train_length, test_inv_freq, test_length)
+    return int(np.count_nonzero(unseen > atol))
 
 
 # --- the base a set of frequencies implies, and YaRN's ramp as the paper writes it ----------------------------------
