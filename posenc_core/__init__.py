@@ -47,12 +47,15 @@ from .errors import MAX_ELEMENTS, PosEncError
 from .learned import (
     EmbeddingSum,
     PositionOutOfRangeError,
+    TrainedRowChange,
     embedding_sum_as_linear,
     learned_table,
     lookup_positions,
     neighbour_cosine,
+    neighbour_cosine_means,
     random_cosine_band,
     row_distances,
+    trained_row_change,
 )
 from .positions import binary_positions, integer_positions, neighbour_distances, normalized_positions
 from .relative import (
@@ -128,6 +131,7 @@ __all__ = [
     "RopeFrequencies",
     "RopeType",
     "TemperatureCurves",
+    "TrainedRowChange",
     "alibi_bias",
     "alibi_closest_power_of_two",
     "alibi_key_only_bias",
@@ -153,6 +157,7 @@ __all__ = [
     "longrope_attention_factor",
     "lookup_positions",
     "neighbour_cosine",
+    "neighbour_cosine_means",
     "neighbour_distances",
     "normalized_positions",
     "ntk_base",
@@ -197,6 +202,7 @@ __all__ = [
     "toeplitz_deviation",
     "toeplitz_residual",
     "token_embeddings",
+    "trained_row_change",
     "unseen_angles",
     "unseen_pair_count",
     "yarn_ramp_by_turns",

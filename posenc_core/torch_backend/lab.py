@@ -45,6 +45,7 @@ from ..lab_task import (
     retrieval_distances,
     text_corpus,
 )
+from ..rope_scaling import ROPE_REGISTRY
 from . import alibi_slopes, pick_device, rope_cos_sin, rope_frequencies, rotate_pairs, sinusoidal, t5_relative_bucket
 
 __all__ = ["ENCODINGS", "EXTENSIONS", "PRESETS", "TASKS", "LabCancelled", "LabConfig", "optimal_loss", "run_lab"]
@@ -380,9 +381,9 @@ def _evaluate(model: TinyLM, source: Source, length: int, rope_type: str | None 
     config = model.config
     rope = None
     if rope_type is not None:
-        scaling = {"rope_type": rope_type, "factor": float(config.extension_factor)}
-        if rope_type == "yarn":
-            scaling["original_max_position_embeddings"] = config.train_length
+        scaling = ROPE_REGISTRY[rope_type].scaling(
+            factor=config.extension_factor, original_max_position_embeddings=config.train_length
+        )
         rope = tuple(t.to(source.device) for t in model.rope_tables(length, scaling))
     if config.task == "retrieval":
         losses, hits = [], []
