@@ -42,7 +42,8 @@ def ntk_base(base: float, factor: float, dim: int) -> float:
     Paper: bloc97 2023, "NTK-Aware Scaled RoPE"; Peng et al. 2023, arXiv:2309.00071, §3.1.
     """
     base = as_float("base", base, gt=1.0)
-    factor = as_float("factor", factor, ge=1.0)  # no cap: dynamic NTK's α grows with the sequence
+    # > 0, not ≥ 1: dynamic NTK's α = s·ℓ/L − (s − 1) rounds to just below 1 at ℓ = L; no cap: α grows with ℓ
+    factor = as_float("factor", factor, gt=0.0)
     dim = as_int("dim", dim, lo=4, hi=MAX_ROTARY_DIM, even=True)
     out = base * factor ** ntk_exponent(dim)
     if not math.isfinite(out):

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc_core import PosEncError, rope_frequencies, rope_inv_freq, yarn_regimes
-from posenc_core.extension_analysis import (
+from posenc_core.rope_scaling import (
     angle_coverage,
     dynamic_ntk_alpha,
     implied_base,
