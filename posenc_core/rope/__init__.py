@@ -27,11 +27,19 @@ rotating pairs first comes back to where it started (:func:`rope_near_repeats`; 
 「Transformer位置编码问题」).
 """
 
+from .checks import (
+    pairing_residual,
+    rope_decay_random_expected,
+    rope_decay_random_z,
+    rope_period_gaps,
+    rope_relative_gaps,
+)
 from .curves import rope_decay_all_ones, rope_decay_bound, rope_decay_random, rope_near_repeats
 from .rotation import (
     MAX_ROTARY_DIM,
     PAIRINGS,
     apply_rope,
+    pair_index,
     pairing_permutation,
     rope_angles,
     rope_inv_freq,
@@ -45,13 +53,19 @@ __all__ = [
     "MAX_ROTARY_DIM",
     "PAIRINGS",
     "apply_rope",
+    "pair_index",
     "pairing_permutation",
+    "pairing_residual",
     "rope_angles",
     "rope_decay_all_ones",
     "rope_decay_bound",
     "rope_decay_random",
+    "rope_decay_random_expected",
+    "rope_decay_random_z",
     "rope_inv_freq",
     "rope_near_repeats",
+    "rope_period_gaps",
+    "rope_relative_gaps",
     "rope_rotation_matrix",
     "rope_scores",
     "rope_scores_mixed_pairing",

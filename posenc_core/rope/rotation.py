@@ -24,6 +24,7 @@ from ..errors import (
 __all__ = [
     "PAIRINGS",
     "apply_rope",
+    "pair_index",
     "pairing_permutation",
     "rope_angles",
     "rope_inv_freq",
@@ -171,6 +172,15 @@ def pairing_permutation(dim: int) -> np.ndarray:
     """
     dim = as_int("dim", dim, lo=2, hi=MAX_ROTARY_DIM, even=True)
     return np.concatenate([np.arange(0, dim, 2), np.arange(1, dim, 2)])  # (d,): evens, then odds
+
+
+def pair_index(dim: int, *, pairing: str) -> np.ndarray:
+    r"""The pair each of the d dimensions belongs to, shape (d,) int64: :math:`j // 2` for ``"interleaved"`` (pair i =
+    (x_{2i}, x_{2i+1})), :math:`j \bmod d/2` for ``"half"`` (pair i = (x_i, x_{i+d/2}))."""
+    dim = as_int("dim", dim, lo=2, hi=MAX_ROTARY_DIM, even=True)
+    pairing = as_choice("pairing", pairing, PAIRINGS)
+    j = np.arange(dim, dtype=np.int64)
+    return j // 2 if pairing == "interleaved" else j % (dim // 2)
 
 
 def rope_scores_mixed_pairing(
