@@ -1,4 +1,5 @@
-r"""extension_analysis against independent derivations and published numbers (docs/references.md), plus invariants."""
+r"""posenc_core.rope_scaling (per-pair analysis, NTK bases, temperatures) against independent derivations and
+published numbers (docs/references.md), plus invariants."""
 
 from __future__ import annotations
 
