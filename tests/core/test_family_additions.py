@@ -132,3 +132,65 @@ def test_extrapolation_rises_are_worst_band_past_l_minus_inside() -> None:
     assert extrapolation_rises(rows) == {"rope": 2.0, "alibi": pytest.approx(0.1)}
     with pytest.raises(pc.PosEncError, match="inside"):
         extrapolation_rises({"rope": {"inside": spread(1.0)}})
+
+
+def test_pair_index_names_each_dimensions_pair_in_both_conventions() -> None:
+    d = 8
+    interleaved = [j // 2 for j in range(d)]  # pair i = (x_{2i}, x_{2i+1})
+    half = [j if j < d // 2 else j - d // 2 for j in range(d)]  # pair i = (x_i, x_{i+d/2})
+    assert pc.pair_index(d, pairing="interleaved").tolist() == interleaved
+    assert pc.pair_index(d, pairing="half").tolist() == half
+
+
+def _rotate_pair(x: float, y: float, angle: float) -> tuple[float, float]:
+    return x * math.cos(angle) - y * math.sin(angle), x * math.sin(angle) + y * math.cos(angle)
+
+
+def test_relative_gaps_are_rounding_and_match_a_loop_of_dot_products() -> None:
+    rng = np.random.default_rng(2)
+    q, k = rng.standard_normal((2, 16))
+    theta = pc.rope_inv_freq(16)
+
+    def score(m: float, n: float) -> float:  # interleaved pairs, rotated one by one (half pairing: same numbers)
+        total = 0.0
+        for i, t in enumerate(theta):
+            qa, qb = _rotate_pair(q[i], q[i + 8], m * t)
+            ka, kb = _rotate_pair(k[i], k[i + 8], n * t)
+            total += qa * ka + qb * kb
+        return total
+
+    m, n = [5.0, 300.0, 1000.0], [2.0, 310.0, 40.0]
+    gaps = pc.rope_relative_gaps(q, k, theta, query_positions=m, key_positions=n)
+    naive = [abs(score(a, b) - score(0.0, b - a)) for a, b in zip(m, n, strict=True)]
+    assert np.all(gaps < 1e-11) and np.allclose(gaps, naive, atol=1e-11)
+    assert abs(pc.rope_scores(q[None], k[None], theta, query_positions=[5.0], key_positions=[2.0], scale=1.0)[0, 0]
+               - score(5.0, 2.0)) < 1e-12  # fmt: skip
+
+
+def test_pairing_residual_is_rounding_and_large_without_the_permutation() -> None:
+    x = np.random.default_rng(3).standard_normal((4, 8))
+    theta = pc.rope_inv_freq(8)
+    assert pc.pairing_residual(x, np.arange(4.0), theta) < 1e-12
+    wrong = np.max(np.abs(pc.apply_rope(x, np.arange(4.0), theta, pairing="interleaved")
+                          - pc.apply_rope(x, np.arange(4.0), theta, pairing="half")))  # fmt: skip
+    assert wrong > 0.1
+
+
+def test_period_gaps_rotate_each_pair_one_full_turn() -> None:
+    x = np.random.default_rng(4).standard_normal(8)
+    theta = pc.rope_inv_freq(8)
+    gaps = pc.rope_period_gaps(x, theta)
+    for i, t in enumerate(theta):  # pair i after T_i = 2π/θ_i tokens, by hand
+        a, b = _rotate_pair(x[2 * i], x[2 * i + 1], (2 * math.pi / t) * t)
+        assert gaps[i] == pytest.approx(math.hypot(a - x[2 * i], b - x[2 * i + 1]), abs=1e-12)
+    assert np.all(gaps < 1e-9)
+
+
+def test_random_decay_expectation_and_z() -> None:
+    theta = pc.rope_inv_freq(16)
+    r = np.array([0.0, 3.0, 50.0])
+    same = pc.rope_decay_random_expected(r, theta, same_vector=True)
+    assert same == pytest.approx([2 * sum(math.cos(d * t) for t in theta) for d in r])
+    assert pc.rope_decay_random_expected(r, theta, same_vector=False).tolist() == [0.0, 0.0, 0.0]
+    z = pc.rope_decay_random_z(np.array([0.5, -1.0]), np.array([2.0, 4.0]), n_samples=16)
+    assert z.tolist() == [0.5 / (2.0 / 4), 1.0 / (4.0 / 4)]
