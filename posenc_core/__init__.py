@@ -1,12 +1,12 @@
-r"""posenc_core — every positional encoding a Transformer uses, as small pure NumPy functions.
+r"""posenc_core — every positional encoding a Transformer uses, as small pure NumPy functions, one module per family.
 
-Absolute (added to the input):   :mod:`.positions`, :mod:`.sinusoidal`, :mod:`.learned`
-Relative (biases on the logits): :mod:`.relative` (Shaw et al., T5), :mod:`.alibi`, :mod:`.bias_analysis`
-Rotary (applied to q and k):     :mod:`.rope`, :mod:`.rope_analysis`,
-                                 :mod:`.rope_scaling` (PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE),
-                                 :mod:`.model_config` (a model's ``config.json`` → its frequencies),
-                                 :mod:`.extension_analysis` (per-pair regimes, angle coverage, temperatures)
-Attention and the curves the app draws: :mod:`.attention`, :mod:`.analysis`, :mod:`.compare_analysis`
+Absolute (added to the input):   :mod:`.positions` (integer, [0, 1], binary), :mod:`.sinusoidal`, :mod:`.learned`
+Relative (biases on the logits): :mod:`.relative` (Shaw et al., T5, the Toeplitz test), :mod:`.alibi`
+Rotary (applied to q and k):     :mod:`.rope` (rotation, pairings, decay, near repeats),
+                                 :mod:`.rope_scaling` (PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE: one registry
+                                 entry per rope_type, their shared formulas, per-pair analysis, a model's config.json)
+Attention, and why it needs position: :mod:`.attention`
+Every encoding side by side:     :mod:`.compare`
 The extrapolation lab's task, without torch: :mod:`.lab_task`
 
 Conventions everywhere: float64, keyword-only hyperparameters named as in the papers and in Hugging Face configs,
@@ -15,95 +15,129 @@ whose message names the argument, its value and what is allowed. Nothing here im
 the torch mirror lives in ``posenc_core.torch_backend`` and is imported only on request.
 """
 
-from .alibi import alibi_bias, alibi_slopes
-from .analysis import (
-    ENCODINGS,
-    neighbour_distances,
-    permutation_equivariance_residual,
-    projection_weights,
-    rope_decay_all_ones,
-    rope_decay_bound,
-    rope_decay_random,
-    rope_first_near_repeat,
-    rotations_in_context,
-    self_attention,
-    sinusoidal_similarity,
-    token_embeddings,
-    yarn_regimes,
-)
-from .attention import attention, attention_scores, causal_mask, relative_positions, softmax
-from .bias_analysis import (
+from .alibi import (
+    alibi_bias,
     alibi_closest_power_of_two,
     alibi_key_only_bias,
     alibi_receptive_field,
     alibi_slope_exponents,
-    attention_weights,
-    diagonal_spread,
-    position_cross_scores,
-    random_logits,
-    t5_max_exact,
-    toeplitz_deviation,
+    alibi_slopes,
 )
-from .compare_analysis import (
+from .attention import (
+    ENCODINGS,
+    attention,
+    attention_scores,
+    attention_weights,
+    permutation_equivariance_residual,
+    projection_weights,
+    random_logits,
+    self_attention,
+    softmax,
+    token_embeddings,
+)
+from .compare import (
     COMPARED,
     ExtrapolationExcess,
     extrapolation_excess,
+    position_cross_scores,
     position_score_matrix,
     toeplitz_residual,
 )
 from .errors import MAX_ELEMENTS, PosEncError
-from .extension_analysis import (
-    TemperatureCurves,
-    angle_coverage,
-    dynamic_ntk_alpha,
-    implied_base,
-    longrope_attention_factor,
-    ntk_base,
-    pair_regimes,
-    temperature_curves,
-    unseen_angles,
-    yarn_ramp_by_turns,
-)
 from .learned import (
     EmbeddingSum,
     PositionOutOfRangeError,
+    TrainedRowChange,
     embedding_sum_as_linear,
     learned_table,
     lookup_positions,
     neighbour_cosine,
+    neighbour_cosine_means,
     random_cosine_band,
     row_distances,
+    trained_row_change,
 )
-from .model_config import rope_frequencies_from_config
-from .positions import binary_positions, integer_positions, normalized_positions
-from .relative import shaw_relative_bias, shaw_relative_index, t5_bucket_matrix, t5_relative_bucket
+from .positions import binary_positions, integer_positions, neighbour_distances, normalized_positions
+from .relative import (
+    causal_mask,
+    diagonal_spread,
+    relative_positions,
+    shaw_relative_bias,
+    shaw_relative_index,
+    t5_bucket_matrix,
+    t5_max_exact,
+    t5_relative_bucket,
+    toeplitz_deviation,
+)
 from .rope import (
     apply_rope,
+    pair_index,
+    pairing_permutation,
+    pairing_residual,
     rope_angles,
+    rope_decay_all_ones,
+    rope_decay_bound,
+    rope_decay_random,
+    rope_decay_random_expected,
+    rope_decay_random_z,
     rope_inv_freq,
+    rope_near_repeats,
+    rope_period_gaps,
+    rope_relative_gaps,
     rope_rotation_matrix,
     rope_scores,
+    rope_scores_mixed_pairing,
     rope_wavelengths,
 )
-from .rope_analysis import (
-    pairing_permutation,
-    rope_near_repeats,
-    rope_scores_mixed_pairing,
+from .rope_scaling import (
+    ROPE_REGISTRY,
+    ROPE_TYPES,
+    ConfigScaling,
+    RopeFrequencies,
+    RopeType,
+    TemperatureCurves,
+    angle_coverage,
+    config_scaling,
+    config_training_length,
+    dynamic_ntk_alpha,
+    implied_base,
+    longrope_attention_factor,
+    ntk_base,
+    ntk_exponent,
+    pair_regimes,
+    regime_counts,
+    rope_frequencies,
+    rope_frequencies_from_config,
+    rotations_in_context,
+    temperature_curves,
+    unseen_angles,
+    unseen_pair_count,
+    yarn_ramp_by_turns,
+    yarn_regimes,
 )
-from .rope_scaling import ROPE_TYPES, RopeFrequencies, rope_frequencies
-from .sinusoidal import sinusoidal, sinusoidal_inv_freq, sinusoidal_shift_matrix, sinusoidal_shift_residual
+from .sinusoidal import (
+    sinusoidal,
+    sinusoidal_inv_freq,
+    sinusoidal_shift_matrix,
+    sinusoidal_shift_residual,
+    sinusoidal_similarity,
+)
 
 __all__ = [
     "COMPARED",
     "ENCODINGS",
     "MAX_ELEMENTS",
+    "ROPE_REGISTRY",
     "ROPE_TYPES",
+    "ConfigScaling",
     "EmbeddingSum",
     "ExtrapolationExcess",
     "PosEncError",
     "PositionOutOfRangeError",
     "RopeFrequencies",
+    "RopeType",
     "TemperatureCurves",
+    "TrainedRowChange",
     "alibi_bias",
     "alibi_closest_power_of_two",
     "alibi_key_only_bias",
@@ -117,6 +151,8 @@ __all__ = [
     "attention_weights",
     "binary_positions",
     "causal_mask",
+    "config_scaling",
+    "config_training_length",
     "diagonal_spread",
     "dynamic_ntk_alpha",
     "embedding_sum_as_linear",
@@ -127,27 +163,35 @@ __all__ = [
     "longrope_attention_factor",
     "lookup_positions",
     "neighbour_cosine",
+    "neighbour_cosine_means",
     "neighbour_distances",
     "normalized_positions",
     "ntk_base",
+    "ntk_exponent",
+    "pair_index",
     "pair_regimes",
     "pairing_permutation",
+    "pairing_residual",
     "permutation_equivariance_residual",
     "position_cross_scores",
     "position_score_matrix",
     "projection_weights",
     "random_cosine_band",
     "random_logits",
+    "regime_counts",
     "relative_positions",
     "rope_angles",
     "rope_decay_all_ones",
     "rope_decay_bound",
     "rope_decay_random",
-    "rope_first_near_repeat",
+    "rope_decay_random_expected",
+    "rope_decay_random_z",
     "rope_frequencies",
     "rope_frequencies_from_config",
     "rope_inv_freq",
     "rope_near_repeats",
+    "rope_period_gaps",
+    "rope_relative_gaps",
     "rope_rotation_matrix",
     "rope_scores",
     "rope_scores_mixed_pairing",
@@ -170,7 +214,9 @@ __all__ = [
     "toeplitz_deviation",
     "toeplitz_residual",
     "token_embeddings",
+    "trained_row_change",
     "unseen_angles",
+    "unseen_pair_count",
     "yarn_ramp_by_turns",
     "yarn_regimes",
 ]

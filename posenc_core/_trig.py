@@ -21,12 +21,18 @@ direct evaluation to ~1e-10 even at positions of 10^6 (tested).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from .errors import PosEncError, as_array
+
 #: Below this many rows the direct evaluation is as fast and simpler.
 _MIN_ROWS_FOR_SPLIT = 64
+#: Entries per chunk of a (distances × pairs) table reduced by :func:`reduce_in_chunks`: 4 MiB of float64.
+CHUNK_ELEMENTS = 2**19
+#: The most distances a curve over distance may hold.
+MAX_DISTANCES = 10**7
 
 
 def progression(positions: np.ndarray) -> tuple[float, float] | None:
@@ -93,4 +99,28 @@ def _direct(angles: np.ndarray) -> np.ndarray:
     out = np.empty(angles.shape, dtype=np.complex128)
     np.cos(angles, out=out.real)
     np.sin(angles, out=out.imag)
+    return out
+
+
+def check_distances(distances: object, name: str = "distances") -> np.ndarray:
+    r"""``distances`` as a float64 (n,) array of at most :data:`MAX_DISTANCES` values of magnitude ≤ 2^53."""
+    distances = as_array(name, distances, ndim=1, allow_empty=True).astype(np.float64, copy=False)
+    if distances.shape[0] > MAX_DISTANCES:
+        raise PosEncError(f"{name} may hold at most {MAX_DISTANCES:,} values, got {distances.shape[0]:,}")
+    if distances.size and np.max(np.abs(distances)) > 2.0**53:
+        raise PosEncError(f"{name} must have magnitude ≤ 2^53")
+    return distances
+
+
+def reduce_in_chunks(
+    distances: np.ndarray, freqs: np.ndarray, reduce: Callable[[np.ndarray], np.ndarray]
+) -> np.ndarray:
+    r"""``reduce`` of the (rows, n) tables :math:`e^{\mathrm{i}\,r\,\omega_i}`, one chunk of distances at a time.
+
+    Chunks of about :data:`CHUNK_ELEMENTS` entries keep 10^6 distances within a few tens of MB whatever n.
+    """
+    out = np.empty(distances.shape[0])
+    rows = max(1, CHUNK_ELEMENTS // freqs.shape[0])
+    for start in range(0, distances.shape[0], rows):
+        out[start : start + rows] = reduce(phasors(distances[start : start + rows], freqs))
     return out

@@ -9,7 +9,10 @@ with a head-specific slope :math:`m_h`. For H a power of two the slopes are the 
 :math:`m_h = 2^{-8(h+1)/H}` (1/2 … 1/256 for 8 heads), so some heads look far and some only at their neighbours.
 Other head counts take the slopes of the nearest smaller power of two c, then every other slope of 2c
 (§3 and the authors' ``get_slopes``). Implementations add :math:`m_h\,j` (key position only) instead: under the
-causal mask it differs from :math:`-m_h(i-j)` by :math:`m_h i`, a constant per row, which softmax ignores.
+causal mask it differs from :math:`-m_h(i-j)` by :math:`m_h i`, a constant per row, which softmax ignores
+(:func:`alibi_key_only_bias` builds that form; :func:`posenc_core.attention_weights` shows the rows agree).
+:func:`alibi_slope_exponents` gives the slopes in closed form, and :func:`alibi_receptive_field` turns a slope into
+the distance at which the penalty alone reaches a threshold.
 """
 
 from __future__ import annotations
@@ -18,10 +21,17 @@ import math
 
 import numpy as np
 
-from .attention import relative_positions
-from .errors import MAX_ELEMENTS, PosEncError, as_array, as_bool, as_int, check_elements
+from .errors import MAX_ELEMENTS, PosEncError, as_array, as_bool, as_float, as_int, check_elements
+from .relative import causal_mask, relative_positions
 
-__all__ = ["alibi_bias", "alibi_slopes"]
+__all__ = [
+    "alibi_bias",
+    "alibi_closest_power_of_two",
+    "alibi_key_only_bias",
+    "alibi_receptive_field",
+    "alibi_slope_exponents",
+    "alibi_slopes",
+]
 
 MAX_HEADS = 4096
 
@@ -78,3 +88,58 @@ def alibi_bias(
     else:
         distance = -np.abs(distance)
     return slopes[:, None, None] * distance[None]
+
+
+def alibi_closest_power_of_two(n_heads: int) -> int:
+    r"""c = the largest power of two ≤ H: heads 0 … c − 1 take the geometric sequence :math:`2^{-8(h+1)/c}`, the
+    other H − c take every other slope of the 2c-head sequence (Press et al. 2021, §3; their ``get_slopes``)."""
+    n_heads = as_int("n_heads", n_heads, lo=1, hi=MAX_HEADS)
+    return 1 << (n_heads.bit_length() - 1)
+
+
+def alibi_slope_exponents(n_heads: int) -> np.ndarray:
+    r"""The (H,) exponents :math:`e_h` with :math:`m_h = 2^{-e_h}`, in closed form: with c =
+    :func:`alibi_closest_power_of_two`, :math:`e_h = 8(h+1)/c` for h < c and :math:`e_h = 8(2(h-c)+1)/(2c)` after.
+
+    The first c heads are the geometric sequence of c heads (ratio :math:`2^{-8/c}`, 1/2 … 1/256 for c = 8); the
+    rest are the odd-numbered terms of the 2c-head sequence, which fall between them. 12 heads: 1 … 8, then 0.5,
+    1.5, 2.5, 3.5 (Press et al. 2021, §3 and ``get_slopes``; docs/references.md, "ALiBi").
+    """
+    c = alibi_closest_power_of_two(n_heads)
+    h = np.arange(n_heads, dtype=np.float64)
+    return np.where(h < c, 8.0 * (h + 1) / c, 8.0 * (2 * (h - c) + 1) / (2 * c))
+
+
+def alibi_key_only_bias(
+    n_heads: int, query_length: int, key_length: int | None = None, *, heads: object = None
+) -> np.ndarray:
+    r"""The (H, Lq, Lk) causal bias :math:`m_h\,j` (key position only, −inf above the diagonal), as BLOOM builds it.
+
+    BLOOM adds :math:`m_h\,j`, MPT :math:`m_h\,(j - L + 1)`; both differ from the paper's :math:`-m_h(i - j)` by a
+    constant per query row, so softmax rows are unchanged. Only causally: without the mask the keys after i would
+    get a *growing* bonus instead of the symmetric penalty :math:`-m_h|i - j|`. ``heads`` as in
+    :func:`~posenc_core.alibi_bias`; queries are the last Lq positions, keys are 0 … Lk − 1.
+    """
+    slopes, query_length, key_length = head_slopes_and_lengths(n_heads, heads, query_length, key_length)
+    check_elements("alibi_key_only_bias", (slopes.shape[0], query_length, key_length))
+    j = np.arange(key_length, dtype=np.float64)
+    masked = np.where(causal_mask(query_length, key_length), -np.inf, 0.0)  # (Lq, Lk)
+    return slopes[:, None, None] * j[None, None, :] + masked[None]
+
+
+def alibi_receptive_field(slopes: object, *, threshold: float) -> np.ndarray:
+    r"""Per head, the distance :math:`d_h = \tau / m_h` at which ALiBi's penalty :math:`-m_h d` reaches :math:`-\tau`.
+
+    Beyond :math:`d_h` the bias alone shrinks a key's weight by more than :math:`e^{\tau}` relative to a key at
+    distance 0 *with the same logit*. It is not a hard window: a key whose logit :math:`q \cdot k` is larger by
+    more than :math:`m_h d` still wins. Paper: Press et al. 2021, §3 (slopes) and §5 (what heads attend to).
+    """
+    slopes = as_array("slopes", slopes, ndim=1)
+    if np.any(slopes <= 0):
+        raise PosEncError("slopes must all be > 0")
+    threshold = as_float("threshold", threshold, gt=0.0)
+    with np.errstate(over="ignore"):
+        field = threshold / slopes.astype(np.float64)
+    if not np.all(np.isfinite(field)):
+        raise PosEncError("threshold / slope overflows float64: use larger slopes or a smaller threshold")
+    return field

@@ -1,12 +1,17 @@
-r"""Scaled dot-product attention, with an optional additive bias and causal mask.
+r"""Scaled dot-product attention, with an optional additive bias and causal mask — and why it needs position.
 
 .. math::
     \operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d}} + B\right) V
 
 (Vaswani et al. 2017, arXiv:1706.03762, §3.2.1). ``B`` is where relative schemes put position: Shaw's and T5's
-learned scalars per offset, ALiBi's linear penalty. Without any of them — and without position added to the inputs —
-attention is permutation-equivariant: shuffling the tokens shuffles the output rows the same way and changes nothing
-else (see :func:`posenc_core.analysis.permutation_equivariance_residual`).
+learned scalars per offset, ALiBi's linear penalty. :func:`attention_weights` applies softmax to given logits and a
+bias (:func:`random_logits` stands in for q·k/√d when a page shows a bias at work).
+
+Without any bias — and without position added to the inputs — attention is permutation-equivariant: shuffling the
+tokens shuffles the output rows the same way and changes nothing else (Vaswani et al. 2017, §3.5: "since our model
+contains no recurrence and no convolution …"). Page 1 shows it with :func:`self_attention` over
+:func:`token_embeddings` and :func:`projection_weights`; :func:`permutation_equivariance_residual` measures it for
+each of :data:`ENCODINGS`.
 
 Shapes: q (…, Lq, d), k (…, Lk, d), v (…, Lk, d_v); scores and weights (…, Lq, Lk). When Lq < Lk the queries
 are the *last* Lq positions (a decoder extending a cache), which is where the causal mask puts its diagonal.
@@ -15,12 +20,43 @@ are the *last* Lq positions (a decoder extending a cache), which is where the ca
 from __future__ import annotations
 
 import math
+import zlib
+from collections.abc import Sequence
 
 import numpy as np
 
-from .errors import PosEncError, as_array, as_bool, as_float, as_query_key_lengths, check_elements
+from .alibi import alibi_bias
+from .errors import (
+    MAX_ELEMENTS,
+    PosEncError,
+    as_array,
+    as_bool,
+    as_choice,
+    as_float,
+    as_int,
+    check_elements,
+    check_finite_scores,
+)
+from .learned import learned_table
+from .relative import causal_mask
+from .rope import apply_rope, rope_inv_freq
+from .sinusoidal import sinusoidal
 
-__all__ = ["attention", "attention_scores", "causal_mask", "relative_positions", "softmax"]
+__all__ = [
+    "ENCODINGS",
+    "attention",
+    "attention_scores",
+    "attention_weights",
+    "permutation_equivariance_residual",
+    "projection_weights",
+    "random_logits",
+    "self_attention",
+    "softmax",
+    "token_embeddings",
+]
+
+#: How :func:`self_attention` can inject position.
+ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi")
 
 
 def softmax(x: object, axis: int = -1) -> np.ndarray:
@@ -40,23 +76,6 @@ def softmax(x: object, axis: int = -1) -> np.ndarray:
     with np.errstate(over="ignore"):  # x − max may overflow to −inf (e.g. −1e308 − 1e308): weight 0, as it should be
         e = np.exp(x - top)
     return e / np.sum(e, axis=axis, keepdims=True)
-
-
-def relative_positions(query_length: int, key_length: int | None = None) -> np.ndarray:
-    r"""The (Lq, Lk) matrix of :math:`j - i` (key minus query), with queries aligned to the last keys.
-
-    Query row r sits at absolute position i = Lk − Lq + r, so for Lq = Lk this is the familiar Toeplitz matrix
-    with 0 on the diagonal, negative below it (keys in the past). More queries than keys is an error.
-    """
-    query_length, key_length = as_query_key_lengths(query_length, key_length)
-    i = np.arange(query_length, dtype=np.int64) + (key_length - query_length)
-    j = np.arange(key_length, dtype=np.int64)
-    return j[None, :] - i[:, None]  # (Lq, Lk)
-
-
-def causal_mask(query_length: int, key_length: int | None = None) -> np.ndarray:
-    r"""Boolean (Lq, Lk) matrix, True where key j lies in the future of query i (j > i): those get −inf."""
-    return relative_positions(query_length, key_length) > 0
 
 
 def attention_scores(q: object, k: object, *, bias: object = None, scale: float | None = None) -> np.ndarray:
@@ -89,12 +108,6 @@ def attention_scores(q: object, k: object, *, bias: object = None, scale: float 
     return scores
 
 
-def check_finite_scores(scores: np.ndarray) -> None:
-    """Refuse scores that overflowed float64 (huge q, k or scale) instead of returning inf or nan."""
-    if not np.all(np.isfinite(scores)):
-        raise PosEncError("the scores overflow float64: q, k or scale are too large")
-
-
 def attention(
     q: object, k: object, v: object, *, bias: object = None, causal: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -115,3 +128,134 @@ def attention(
         ) from exc
     check_elements("attention output", (*lead, weights.shape[-2], v.shape[-1]))
     return weights @ v, weights
+
+
+def attention_weights(logits: object, *, bias: object = None, causal: bool = False) -> np.ndarray:
+    r""":math:`\operatorname{softmax}_j(\ell_{ij} + B_{ij})`, keys j > i masked when ``causal``; shape of the
+    broadcast of ``logits`` (…, Lq, Lk) and ``bias`` (e.g. (H, Lq, Lk) against (Lq, Lk)).
+
+    Queries are the last Lq positions (see :func:`~posenc_core.causal_mask`). −inf in ``bias`` masks an entry.
+    """
+    logits = as_array("logits", logits, min_ndim=2)
+    causal = as_bool("causal", causal)
+    scores = logits
+    if bias is not None:
+        bias = as_array("bias", bias, min_ndim=2, finite=False)
+        if np.isnan(bias).any() or np.isposinf(bias).any():
+            raise PosEncError("bias must not contain nan or +inf (−inf is allowed: it masks an entry)")
+        try:
+            shape = np.broadcast_shapes(logits.shape, bias.shape)
+        except ValueError as exc:
+            raise PosEncError(f"bias of shape {bias.shape} does not broadcast to the logits {logits.shape}") from exc
+        check_elements("attention_weights", shape)
+        with np.errstate(over="ignore"):
+            scores = logits + bias
+        if np.isposinf(scores).any():
+            raise PosEncError("logits + bias overflow float64")
+    if causal:
+        scores = np.where(causal_mask(scores.shape[-2], scores.shape[-1]), -np.inf, scores)
+    return softmax(scores, axis=-1)
+
+
+def random_logits(query_length: int, key_length: int | None = None, *, std: float = 1.0, seed: int = 0) -> np.ndarray:
+    r"""A reproducible (Lq, Lk) matrix of i.i.d. :math:`\mathcal N(0, \text{std}^2)` logits: a stand-in for
+    :math:`q_i \cdot k_j / \sqrt d` of random unit-variance q, k, on which a bias can be shown at work."""
+    query_length = as_int("query_length", query_length, lo=1, hi=MAX_ELEMENTS)
+    key_length = query_length if key_length is None else as_int("key_length", key_length, lo=1, hi=MAX_ELEMENTS)
+    std = as_float("std", std, ge=0.0, le=1e6)
+    seed = as_int("seed", seed, lo=0, hi=2**32 - 1)
+    check_elements("random_logits", (query_length, key_length))
+    return std * np.random.default_rng([seed, 0x10617]).standard_normal((query_length, key_length))
+
+
+# --- why attention needs position ----------------------------------------------------------------------------------
+
+
+def token_embeddings(tokens: Sequence[str], dim: int, *, seed: int = 0) -> np.ndarray:
+    r"""(L, dim) standard-normal embeddings, one per token, equal for equal token text (a stand-in vocabulary)."""
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence) or not tokens:
+        raise PosEncError(f"tokens must be a non-empty list of strings, got {tokens!r:.60}")
+    if not all(isinstance(t, str) for t in tokens):
+        raise PosEncError("tokens must all be strings")
+    dim = as_int("dim", dim, lo=1, hi=65536)
+    seed = as_int("seed", seed, lo=0, hi=2**32 - 1)
+    check_elements("token_embeddings", (len(tokens), dim))
+    rows = [np.random.default_rng([seed, zlib.crc32(t.encode("utf-8"))]).standard_normal(dim) for t in tokens]
+    return np.stack(rows)
+
+
+def projection_weights(d_model: int, d_head: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Random ``(w_q, w_k, w_v)``, each (d_model, d_head) with entries N(0, 1/d_model): q and k keep unit scale."""
+    d_model = as_int("d_model", d_model, lo=1, hi=65536)
+    d_head = as_int("d_head", d_head, lo=1, hi=65536)
+    seed = as_int("seed", seed, lo=0, hi=2**32 - 1)
+    check_elements("projection_weights", (3, d_model, d_head))
+    w = np.random.default_rng([seed, 0x5EED]).standard_normal((3, d_model, d_head)) / math.sqrt(d_model)
+    return w[0], w[1], w[2]
+
+
+def self_attention(
+    x: object,
+    *,
+    w_q: object,
+    w_k: object,
+    w_v: object,
+    encoding: str = "none",
+    base: float = 10000.0,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""One attention head over the rows of x (L, d_model), with position injected as ``encoding`` says.
+
+    "sinusoidal" and "learned" add a table to x before the projections (Vaswani 2017; BERT); "rope" rotates the
+    projected q and k (RoFormer); "alibi" adds the symmetric bias :math:`-\tfrac12|i-j|` (ALiBi's first slope of 8
+    heads, the non-causal form); "none" uses the embeddings alone. Returns ``(output (L, d_v), weights (L, L))``.
+    """
+    x = as_array("x", x, ndim=2)
+    encoding = as_choice("encoding", encoding, ENCODINGS)
+    length, d_model = x.shape
+    w_q, w_k, w_v = (as_array(name, w, ndim=2) for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)))
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
+        if w.shape[0] != d_model:
+            raise PosEncError(f"{name} must have {d_model} rows (the width of x), got shape {w.shape}")
+    if w_q.shape[1] != w_k.shape[1]:
+        raise PosEncError(f"w_q and w_k must have the same number of columns, got {w_q.shape} and {w_k.shape}")
+    if encoding == "sinusoidal":
+        x = x + sinusoidal(length, d_model, base=base)
+    elif encoding == "learned":
+        x = x + learned_table(length, d_model, seed=seed)
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    bias = None
+    if encoding == "rope":
+        if q.shape[1] % 2:
+            raise PosEncError(f"rope needs an even query/key width, got {q.shape[1]}")
+        positions, inv_freq = np.arange(length, dtype=np.float64), rope_inv_freq(q.shape[1], base=base)
+        q, k = apply_rope(q, positions, inv_freq), apply_rope(k, positions, inv_freq)
+    elif encoding == "alibi":
+        bias = alibi_bias(8, length, causal=False, heads=[0])[0]
+    return attention(q, k, v, bias=bias)
+
+
+def permutation_equivariance_residual(
+    x: object,
+    permutation: object,
+    *,
+    w_q: object,
+    w_k: object,
+    w_v: object,
+    encoding: str = "none",
+    base: float = 10000.0,
+    seed: int = 0,
+) -> float:
+    r""":math:`\max |f(Px) - P f(x)|` for the attention layer f of :func:`self_attention`.
+
+    Zero up to rounding (~1e-16) when ``encoding="none"``: shuffling the tokens only shuffles the outputs, so the
+    layer cannot tell "公司收购了竞争对手" from "竞争对手收购了公司". Any real encoding makes it large.
+    """
+    x = as_array("x", x, ndim=2)
+    perm = as_array("permutation", permutation, ndim=1, integer=True)
+    if perm.shape[0] != x.shape[0] or not np.array_equal(np.sort(perm), np.arange(x.shape[0])):
+        raise PosEncError(f"permutation must be a rearrangement of 0 … {x.shape[0] - 1}")
+    weights = {"w_q": w_q, "w_k": w_k, "w_v": w_v, "encoding": encoding, "base": base, "seed": seed}
+    out, _ = self_attention(x, **weights)
+    out_shuffled, _ = self_attention(x[perm], **weights)
+    return float(np.max(np.abs(out_shuffled - out[perm])))

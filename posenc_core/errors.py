@@ -171,3 +171,9 @@ def check_elements(what: str, shape: Iterable[int]) -> None:
             f"{what} would have {count:,} elements, above the cap of {MAX_ELEMENTS:,} (2^27, 1 GiB of float64); "
             "ask for fewer positions, heads or dimensions"
         )
+
+
+def check_finite_scores(scores: np.ndarray) -> None:
+    """Refuse scores that overflowed float64 (huge q, k or scale) instead of returning inf or nan."""
+    if not np.all(np.isfinite(scores)):
+        raise PosEncError("the scores overflow float64: q, k or scale are too large")

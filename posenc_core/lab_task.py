@@ -38,18 +38,20 @@ from pathlib import Path
 import numpy as np
 
 from .errors import PosEncError
+from .rope_scaling import ROPE_REGISTRY
 
 __all__ = [
     "ENCODINGS", "EXCESS_TOLERANCE", "EXTENSIONS", "LEARNED_TOLERANCE", "PRESETS", "RISE_TOLERANCE", "TASKS", "Band",
     "LabConfig", "Spread", "TextCorpus", "Verdict", "band_edges", "band_seed_means", "band_table",
-    "extrapolation_verdicts", "for_task", "length_bands", "optimal_loss", "retrieval_distances", "text_corpus",
-    "verdict", "verdict_measures", "verdict_tolerance",
+    "extrapolation_rises", "extrapolation_verdicts", "for_task", "length_bands", "optimal_loss", "retrieval_distances",
+    "text_corpus", "verdict", "verdict_measures", "verdict_tolerance",
 ]  # fmt: skip
 
 ENCODINGS = ("none", "learned", "sinusoidal", "rope", "alibi", "t5")
 TASKS = ("lag", "retrieval", "text")
-#: Zero-shot context extension applied to the RoPE model at inference, by rope_type (None: plain RoPE).
-EXTENSIONS = (None, "linear", "ntk", "yarn")
+#: Zero-shot context extension applied to the RoPE model at inference, by rope_type (None: plain RoPE): the
+#: registry's types marked ``in_lab``.
+EXTENSIONS = (None, *(name for name, entry in ROPE_REGISTRY.items() if entry.in_lab))
 BYTES = 256  # the text task's vocabulary
 
 
@@ -314,6 +316,21 @@ def verdict_measures(results: dict) -> dict[str, dict[str, Spread]]:
 
 def verdict_tolerance(results: dict) -> float:
     return EXCESS_TOLERANCE if results.get("optimal_loss") is not None else RISE_TOLERANCE
+
+
+def extrapolation_rises(rows: dict[str, dict[str, Spread]]) -> dict[str, float]:
+    r"""Per encoding, how far its loss rises past the training length: :math:`\max_{b \ne \text{inside}} \bar\ell_b -
+    \bar\ell_{\text{inside}}`, the worst band mean beyond L over the mean inside L (nats; ``rows`` from
+    :func:`band_table`)."""
+    if not rows:
+        raise PosEncError("rows must hold at least one encoding (a band_table)")
+    rises = {}
+    for name, row in rows.items():
+        beyond = [spread.mean for band, spread in row.items() if band != "inside"]
+        if "inside" not in row or not beyond:
+            raise PosEncError(f"rows[{name!r}] needs an 'inside' band and at least one band past it")
+        rises[name] = max(beyond) - row["inside"].mean
+    return rises
 
 
 def verdict(bands: dict[str, Spread], *, tolerance: float, learned: float | None) -> Verdict:

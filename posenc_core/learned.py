@@ -22,12 +22,15 @@ from .errors import MAX_ELEMENTS, PosEncError, as_array, as_float, as_int, check
 __all__ = [
     "EmbeddingSum",
     "PositionOutOfRangeError",
+    "TrainedRowChange",
     "embedding_sum_as_linear",
     "learned_table",
     "lookup_positions",
     "neighbour_cosine",
+    "neighbour_cosine_means",
     "random_cosine_band",
     "row_distances",
+    "trained_row_change",
 ]
 
 #: BERT's ``initializer_range``: the standard deviation every embedding table starts from.
@@ -118,6 +121,41 @@ def row_distances(a: object, b: object) -> np.ndarray:
     scale = np.max(np.abs(diff), axis=1, keepdims=True)
     scale[scale == 0] = 1.0
     return scale[:, 0] * np.linalg.norm(diff / scale, axis=1)
+
+
+def neighbour_cosine_means(table: object, *, trained: int) -> tuple[float, float]:
+    r"""Mean of :func:`neighbour_cosine` over the pairs of trained rows, :math:`\cos(E_p, E_{p+1})` for
+    p + 1 < ``trained``, and over the pairs that hold an untouched row (p + 1 ≥ ``trained``).
+
+    Rows from ``trained`` on never received a gradient (no training sequence reaches them). Both means near 0,
+    inside :func:`random_cosine_band`, say training made the table no smoother than random rows.
+    """
+    cos = neighbour_cosine(table)  # (n − 1,): pair p is (row p, row p + 1)
+    trained = as_int("trained", trained, lo=2, hi=cos.shape[0])
+    return float(np.mean(cos[: trained - 1])), float(np.mean(cos[trained - 1 :]))
+
+
+class TrainedRowChange(NamedTuple):
+    r"""How two tables that started equal differ, rows before ``trained`` against the rest."""
+
+    moved_min: float  # smallest ‖a_p − b_p‖ over p < trained: > 0 when every trained row moved
+    moved_mean: float  # mean ‖a_p − b_p‖ over p < trained
+    untouched_max: float  # largest ‖a_p − b_p‖ over p ≥ trained: 0 exactly when no untouched row moved
+    mean_norm: float  # mean ‖a_p‖ over every row of a: the scale the distances compare to
+
+
+def trained_row_change(a: object, b: object, *, trained: int) -> TrainedRowChange:
+    r""":func:`row_distances` :math:`\lVert a_p - b_p\rVert_2` split at ``trained``: smallest and mean over the
+    trained rows, largest over the untouched ones, and the mean row norm of ``a``.
+
+    Two models trained from one seed on different tasks: a row no sequence reaches keeps its initial value in both,
+    so ``untouched_max`` is 0 exactly, while every trained row moved (``moved_min`` > 0).
+    """
+    distance = row_distances(a, b)  # (n,)
+    trained = as_int("trained", trained, lo=1, hi=distance.shape[0] - 1)
+    moved, kept = distance[:trained], distance[trained:]
+    norms = np.linalg.norm(np.asarray(a, dtype=np.float64), axis=1)
+    return TrainedRowChange(float(np.min(moved)), float(np.mean(moved)), float(np.max(kept)), float(np.mean(norms)))
 
 
 class EmbeddingSum(NamedTuple):

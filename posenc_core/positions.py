@@ -4,15 +4,16 @@ mmmwhy's 「Transformer 中的 position embedding 的设计」 (2024-02-06, http
 walks through them before sinusoids: the integer index p (unbounded, grows with the sequence), the index normalised
 to [0, 1] (the step between neighbours depends on the length), and the binary code of p (bounded and
 length-independent, but discrete: neighbouring positions can differ in many bits at once).
+:func:`neighbour_distances` measures that last flaw on any table: the step from each position to the next.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .errors import MAX_ELEMENTS, PosEncError, as_bool, as_int, check_elements
+from .errors import MAX_ELEMENTS, PosEncError, as_array, as_bool, as_int, check_elements
 
-__all__ = ["binary_positions", "integer_positions", "normalized_positions"]
+__all__ = ["binary_positions", "integer_positions", "neighbour_distances", "normalized_positions"]
 
 
 def integer_positions(length: int) -> np.ndarray:
@@ -51,3 +52,20 @@ def binary_positions(length: int, dim: int, *, wrap: bool = False) -> np.ndarray
     p = np.arange(length, dtype=np.int64)
     bits = (p[:, None] >> np.arange(dim, dtype=np.int64)) & 1  # (L, dim)
     return bits.astype(np.float64)
+
+
+def neighbour_distances(table: object) -> np.ndarray:
+    r""":math:`\lVert PE_{p+1} - PE_p \rVert_2` for p = 0 … L − 2, shape (L − 1,).
+
+    Constant for sinusoids (one fixed rotation per step), jumping for binary codes (7 → 8 flips four bits).
+    """
+    table = as_array("table", table, ndim=2).astype(np.float64, copy=False)
+    if table.shape[0] < 2:
+        raise PosEncError(f"table must have at least 2 rows (positions), got shape {table.shape}")
+    with np.errstate(over="ignore"):
+        steps = np.diff(table, axis=0)  # (L − 1, d)
+    if not np.all(np.isfinite(steps)):
+        raise PosEncError("table values are too large: differences between rows overflow float64")
+    scale = np.max(np.abs(steps), axis=1, keepdims=True)  # norms of rescaled rows cannot overflow
+    scale[scale == 0] = 1.0
+    return scale[:, 0] * np.linalg.norm(steps / scale, axis=1)

@@ -10,6 +10,11 @@ along every diagonal.
 * Raffel et al. 2020, "Exploring the Limits of Transfer Learning" (T5), arXiv:1910.10683, §2.1, and Mesh
   TensorFlow's ``_relative_position_bucket``: one learned scalar per bucket per head; small offsets get a bucket
   each, larger ones share logarithmically wider buckets up to ``max_distance``, beyond which all share the last.
+
+The offsets themselves are :func:`relative_positions` (queries aligned to the last keys; :func:`causal_mask` marks the
+keys in the future). A matrix that depends on j − i only is **Toeplitz**; :func:`diagonal_spread` and
+:func:`toeplitz_deviation` measure how far any matrix is from that (0 exactly for Shaw's and T5's biases, for ALiBi
+and for RoPE's scores).
 """
 
 from __future__ import annotations
@@ -18,10 +23,44 @@ import math
 
 import numpy as np
 
-from .attention import relative_positions
-from .errors import MAX_ELEMENTS, PosEncError, as_array, as_bool, as_int, check_elements
+from .errors import (
+    MAX_ELEMENTS,
+    PosEncError,
+    as_array,
+    as_bool,
+    as_int,
+    as_query_key_lengths,
+    check_elements,
+)
 
-__all__ = ["shaw_relative_bias", "shaw_relative_index", "t5_bucket_matrix", "t5_relative_bucket"]
+__all__ = [
+    "causal_mask",
+    "diagonal_spread",
+    "relative_positions",
+    "shaw_relative_bias",
+    "shaw_relative_index",
+    "t5_bucket_matrix",
+    "t5_max_exact",
+    "t5_relative_bucket",
+    "toeplitz_deviation",
+]
+
+
+def relative_positions(query_length: int, key_length: int | None = None) -> np.ndarray:
+    r"""The (Lq, Lk) matrix of :math:`j - i` (key minus query), with queries aligned to the last keys.
+
+    Query row r sits at absolute position i = Lk − Lq + r, so for Lq = Lk this is the familiar Toeplitz matrix
+    with 0 on the diagonal, negative below it (keys in the past). More queries than keys is an error.
+    """
+    query_length, key_length = as_query_key_lengths(query_length, key_length)
+    i = np.arange(query_length, dtype=np.int64) + (key_length - query_length)
+    j = np.arange(key_length, dtype=np.int64)
+    return j[None, :] - i[:, None]  # (Lq, Lk)
+
+
+def causal_mask(query_length: int, key_length: int | None = None) -> np.ndarray:
+    r"""Boolean (Lq, Lk) matrix, True where key j lies in the future of query i (j > i): those get −inf."""
+    return relative_positions(query_length, key_length) > 0
 
 
 def shaw_relative_index(query_length: int, key_length: int, *, max_relative: int) -> np.ndarray:
@@ -106,3 +145,47 @@ def t5_bucket_matrix(
         num_buckets=num_buckets,
         max_distance=max_distance,
     )
+
+
+def t5_max_exact(*, bidirectional: bool = True, num_buckets: int = 32) -> int:
+    r"""The distance where T5's buckets stop being exact and turn logarithmic: :math:`h/2`, h the buckets per
+    direction (num_buckets/2 bidirectional, num_buckets causal), floor division as in Mesh TensorFlow.
+
+    Distances 0 … max_exact − 1 get a bucket each; from max_exact on, buckets widen logarithmically up to
+    ``max_distance``. Paper: Raffel et al. 2020, arXiv:1910.10683, §2.1.
+    """
+    bidirectional = as_bool("bidirectional", bidirectional)
+    num_buckets = as_int("num_buckets", num_buckets, lo=4 if bidirectional else 2, hi=2**20)
+    half = num_buckets // 2 if bidirectional else num_buckets
+    return half // 2
+
+
+# --- Toeplitz structure: what makes a bias relative -----------------------------------------------------------------
+
+
+def diagonal_spread(matrix: object) -> np.ndarray:
+    r"""For each diagonal :math:`c - r = \delta` of an (R, C) matrix, :math:`\max - \min` of its entries, shape
+    (R + C − 1,), ordered :math:`\delta = -(R-1), \dots, C-1`.
+
+    All zeros exactly when the matrix is Toeplitz, i.e. when entry (r, c) depends on c − r only. (With queries
+    aligned to the last keys, :func:`~posenc_core.relative_positions` is c − r plus the constant C − R, so the
+    diagonals are the same.) −inf entries (masked keys) are allowed: a diagonal that is −inf throughout has spread
+    0, one that mixes −inf with numbers has spread +inf. NaN and +inf are errors.
+    """
+    a = as_array("matrix", matrix, ndim=2, finite=False).astype(np.float64, copy=False)
+    if np.isnan(a).any() or np.isposinf(a).any():
+        raise PosEncError("matrix must not contain nan or +inf (−inf is allowed: a masked entry)")
+    rows, cols = a.shape
+    delta = (np.arange(cols)[None, :] - np.arange(rows)[:, None]).ravel() + (rows - 1)  # diagonal id 0 … R+C−2
+    order = np.argsort(delta, kind="stable")
+    starts = np.searchsorted(delta[order], np.arange(rows + cols - 1))
+    values = a.ravel()[order]
+    top, bottom = np.maximum.reduceat(values, starts), np.minimum.reduceat(values, starts)
+    with np.errstate(invalid="ignore"):  # −inf − (−inf) on an all-masked diagonal: spread 0, set below
+        spread = top - bottom
+    return np.where(top == bottom, 0.0, spread)
+
+
+def toeplitz_deviation(matrix: object) -> float:
+    r""":math:`\max_\delta (\max - \min)` along the diagonals: 0 exactly for a Toeplitz (purely relative) matrix."""
+    return float(np.max(diagonal_spread(matrix)))

@@ -23,7 +23,13 @@ import numpy as np
 from . import _trig
 from .errors import MAX_ELEMENTS, PosEncError, as_array, as_choice, as_float, as_float_dtype, as_int, check_elements
 
-__all__ = ["sinusoidal", "sinusoidal_inv_freq", "sinusoidal_shift_matrix", "sinusoidal_shift_residual"]
+__all__ = [
+    "sinusoidal",
+    "sinusoidal_inv_freq",
+    "sinusoidal_shift_matrix",
+    "sinusoidal_shift_residual",
+    "sinusoidal_similarity",
+]
 
 LAYOUTS = ("interleaved", "concat")
 FORMS = ("exp", "power")
@@ -132,3 +138,14 @@ def sinusoidal_shift_matrix(offset: float, dim: int, *, base: float = 10000.0) -
     m[rows + 1, rows] = -s
     m[rows + 1, rows + 1] = c
     return m
+
+
+def sinusoidal_similarity(offsets: object, dim: int, *, base: float = 10000.0) -> np.ndarray:
+    r""":math:`PE_p \cdot PE_{p+k} = \sum_i \cos(k\,\omega_i)` for each offset k — the same for every p.
+
+    Each (sin, cos) pair contributes :math:`\sin a\sin b + \cos a\cos b = \cos(a - b)`; computed in chunks, so
+    10^6 offsets stay within a few tens of MB. Paper: Vaswani et al. 2017, arXiv:1706.03762, §3.5.
+    """
+    offsets = _trig.check_distances(offsets, "offsets")
+    omega = sinusoidal_inv_freq(dim, base=base)
+    return _trig.reduce_in_chunks(offsets, omega, lambda e: e.real.sum(axis=1))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from posenc_core import PosEncError
+from posenc_core import PosEncError, config_scaling, config_training_length
 
 from .catalog import ROOT
 from .state import Param
@@ -118,17 +118,8 @@ def load_presets(folder: Path = PRESET_DIR) -> dict[str, Preset]:
 
 
 def training_length(config: Mapping[str, Any]) -> int | None:
-    r"""The pre-training context the config records: ``original_max_position_embeddings`` (top level, or inside
-    ``rope_scaling`` / ``rope_parameters``), else ``max_position_embeddings`` (``n_positions``); None if neither."""
-    for key in ("rope_scaling", "rope_parameters"):
-        scaling = config.get(key)
-        if isinstance(scaling, Mapping) and scaling.get("original_max_position_embeddings") is not None:
-            if config.get("original_max_position_embeddings") is None:
-                return scaling["original_max_position_embeddings"]
-    for key in ("original_max_position_embeddings", "max_position_embeddings", "n_positions"):
-        if config.get(key) is not None:
-            return config[key]
-    return None
+    r"""The pre-training context the config records (:func:`posenc_core.config_training_length`); None if none."""
+    return config_training_length(config)
 
 
 def parse_config_text(text: str) -> dict[str, Any]:
@@ -196,15 +187,10 @@ class ConfigTextParam(Param):
 
 
 def scaling_of(config: Mapping[str, Any]) -> tuple[str, float]:
-    r"""(rope_type, factor s) a config asks for: ("default", 1) without scaling; a missing factor is read as
-    max_position_embeddings / original length, as transformers does for YaRN and LongRoPE."""
-    scaling = _scaling_dict(config)
-    rope_type = str(scaling.get("rope_type", scaling.get("type", "default")))
-    factor = scaling.get("factor")
-    if factor is None:
-        longest, original = config.get("max_position_embeddings"), training_length(config)
-        factor = longest / original if isinstance(longest, int | float) and isinstance(original, int | float) else 1.0
-    return rope_type, float(factor) if isinstance(factor, int | float) else 1.0
+    r"""(rope_type, factor s) a config asks for (:func:`posenc_core.config_scaling`, with transformers' rule for a
+    missing factor): ("default", 1) without scaling."""
+    rope_type, factor = config_scaling(config)
+    return rope_type, factor
 
 
 def without_scaling(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from ..i18n import t
 from .style import BLUE, GREEN, GREY, ORANGE, PALETTE, PURPLE, SEEN_IN_TRAINING, VERMILION, axis, figure
 
-#: kept / blended / interpolated (the codes of posenc_core.analysis.REGIMES).
+#: kept / blended / interpolated (the codes of posenc_core.rope_scaling.REGIMES).
 REGIME_COLOURS = (BLUE, ORANGE, VERMILION)
 REGIME_KEYS = ("kept", "blended", "interpolated")
 BEFORE_COLOUR, AFTER_COLOUR, UNSEEN_COLOUR = GREY, GREEN, VERMILION
@@ -305,7 +305,7 @@ def angle_rings(
     r"""Angle coverage per pair as arcs on concentric rings (pair 0 innermost), one polar panel per entry of
     ``panels`` = (panel title, test coverage): grey what training saw, green what the test reuses, red what is new.
 
-    Coverages are radians in [0, 2π] per pair (:func:`posenc_core.extension_analysis.angle_coverage`).
+    Coverages are radians in [0, 2π] per pair (:func:`posenc_core.angle_coverage`).
     """
     traces, annotations, layout = [], [], {}
     gap = 0.08

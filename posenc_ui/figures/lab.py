@@ -33,8 +33,9 @@ from .style import (
 LEGEND_BELOW = {"legend": {"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.22, "yanchor": "top"},
                 "margin": {"l": 56, "r": 16, "t": 40, "b": 40}}  # fmt: skip
 
-#: RoPE evaluated past its training length with each zero-shot scaling (None: as trained).
-EXTENSION_COLOURS = {"None": GREEN, "linear": ORANGE, "ntk": BLUE, "yarn": VERMILION}
+#: RoPE evaluated past its training length with each zero-shot scaling, in the order the lab runs them (as trained,
+#: then the core registry's lab types: PI, NTK-aware, YaRN); a type added to the lab takes the next colour.
+EXTENSION_COLOURS = (GREEN, ORANGE, BLUE, VERMILION, BLACK)
 
 
 def _wall(x: float, label: str, *, log_axis: bool = False) -> dict[str, list[dict]]:
@@ -122,12 +123,19 @@ def extension(
     metric: str,
     lang: str,
 ) -> go.Figure:
-    r"""The RoPE model at ``factor`` × L: as trained, and with PI, NTK-aware and YaRN frequencies."""
-    data = [trace for kind, seeds in curves.items()
-            for trace in _spread(x, seeds, t(f"lab.ext.{kind}", lang), EXTENSION_COLOURS.get(kind, BLACK))]  # fmt: skip
+    r"""The RoPE model at ``factor`` × L: as trained ("None"), then with each rope_type's frequencies (keys of
+    ``curves``, named as on page 7)."""
+    data = [trace for index, (kind, seeds) in enumerate(curves.items())
+            for trace in _spread(x, seeds, _extension_name(kind, lang),
+                                 EXTENSION_COLOURS[min(index, len(EXTENSION_COLOURS) - 1)])]  # fmt: skip
     title = t("lab.fig_extension", lang, factor=factor)
     return _per_position(data, optimum, x, title=title, task=task, train_length=train_length, metric=metric,
                          lang=lang)  # fmt: skip
+
+
+def _extension_name(kind: str, lang: str) -> str:
+    r"""The legend name of one extension curve: "RoPE as trained", or the method's name on page 7."""
+    return t("lab.ext.None", lang) if kind == "None" else t(f"extension.method.{kind}", lang)
 
 
 def training(curves: Mapping[str, np.ndarray], *, steps: int, lang: str) -> go.Figure:

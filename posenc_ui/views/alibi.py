@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from posenc_core import alibi_bias, alibi_slopes
-from posenc_core.bias_analysis import (
+from posenc_core import (
+    alibi_bias,
     alibi_closest_power_of_two,
     alibi_key_only_bias,
     alibi_receptive_field,
     alibi_slope_exponents,
+    alibi_slopes,
     attention_weights,
     random_logits,
 )

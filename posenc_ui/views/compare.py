@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from posenc_core.compare_analysis import COMPARED, position_score_matrix, toeplitz_residual
+from posenc_core import COMPARED, position_score_matrix, toeplitz_residual
 from posenc_core.lab_task import (
     EXCESS_TOLERANCE,
     LEARNED_TOLERANCE,

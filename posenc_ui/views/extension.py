@@ -15,22 +15,24 @@ import numpy as np
 import plotly.graph_objects as go
 
 from posenc_core import (
+    ROPE_REGISTRY,
     PosEncError,
-    rope_frequencies,
-    rope_frequencies_from_config,
-    rope_wavelengths,
-    rotations_in_context,
-    yarn_regimes,
-)
-from posenc_core.extension_analysis import (
     angle_coverage,
     dynamic_ntk_alpha,
     implied_base,
     ntk_base,
+    ntk_exponent,
     pair_regimes,
+    regime_counts,
+    rope_frequencies,
+    rope_frequencies_from_config,
+    rope_wavelengths,
+    rotations_in_context,
     temperature_curves,
     unseen_angles,
+    unseen_pair_count,
     yarn_ramp_by_turns,
+    yarn_regimes,
 )
 
 from ..figures import extension as figs
@@ -48,9 +50,8 @@ from ..presets import (
 from ..state import ChoiceParam, IntParam
 from .base import Check, Explain, Values, View, uses
 
-METHODS = ("model", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
-#: Meta's published Llama 3.1 band edges, used when Llama 3 scaling is applied to another model.
-LLAMA3_BANDS = {"low_freq_factor": 1.0, "high_freq_factor": 4.0}
+#: The model's own scaling, then every rope_type of the core's registry but plain RoPE.
+METHODS = ("model", *(name for name in ROPE_REGISTRY if name != "default"))
 #: The s axis of the temperature chart: 1 … 128 on a log scale.
 TEMPERATURE_FACTORS = np.geomspace(1.0, 128.0, 160)
 #: The turns axis of the paper's ramp: from well below α = 1 to well above β = 32.
@@ -97,17 +98,16 @@ def _method_config(model: str, method: str, factor: int, beta_fast: int, beta_sl
         if preset.missing:
             raise PosEncError(t("extension.missing_fields", "en", model=preset.name, fields=", ".join(preset.missing)))
         return config
-    if method == "longrope":
-        raise PosEncError(t("extension.longrope_needs_factors", "en"))
+    entry = ROPE_REGISTRY[method]
+    if not entry.formula:  # e.g. LongRoPE: searched per-pair factors, no formula from s alone
+        raise PosEncError(t(f"extension.{method}_needs_factors", "en"))
     length = training_length(config)
     plain = without_scaling(config)
     plain.pop("original_max_position_embeddings", None)
     plain["max_position_embeddings"] = length  # dynamic NTK grows from here; the others read it as the original
-    scaling: dict = {"rope_type": method, "factor": float(factor)}
-    if method == "yarn":
-        scaling |= {"original_max_position_embeddings": length, "beta_fast": beta_fast, "beta_slow": beta_slow}
-    elif method == "llama3":
-        scaling |= {"original_max_position_embeddings": length, **LLAMA3_BANDS}
+    scaling = entry.scaling(
+        factor=factor, original_max_position_embeddings=length, beta_fast=beta_fast, beta_slow=beta_slow
+    )  # the sliders' β reach only the types that read them (YaRN)
     return plain | {"rope_scaling": scaling}
 
 
@@ -160,7 +160,7 @@ def readouts(v: Values) -> dict[str, str]:
     return {
         "base": f"{base:,.0f}",
         "dim": str(dim),
-        "exponent": f"{dim / (dim - 2):.4f}",
+        "exponent": f"{ntk_exponent(dim):.4f}",
         "factor": str(v["factor"]),
         "ntk_base": f"{ntk_base(base, v['factor'], dim):,.0f}",
         "seq_len": f"{v['stretch'] * length:,}",
@@ -177,7 +177,7 @@ def readouts(v: Values) -> dict[str, str]:
 def regimes_figure(v: Values, lang: str) -> go.Figure:
     ext = _of(v)
     regime = pair_regimes(ext.before, ext.after, factor=max(ext.factor, 1.0))
-    counts = np.bincount(regime, minlength=3)
+    counts = regime_counts(regime)
     title = t(
         "extension.fig_regimes",
         lang,
@@ -242,8 +242,8 @@ def ood_figure(v: Values, lang: str) -> go.Figure:
     seen = angle_coverage(ext.before, ext.length)
     before = angle_coverage(ext.before, ext.target)
     after = angle_coverage(ext.after, ext.target)
-    new_before = int(np.count_nonzero(unseen_angles(ext.before, ext.length, ext.before, ext.target) > 1e-9))
-    new_after = int(np.count_nonzero(unseen_angles(ext.before, ext.length, ext.after, ext.target) > 1e-9))
+    new_before = unseen_pair_count(ext.before, ext.length, ext.before, ext.target)
+    new_after = unseen_pair_count(ext.before, ext.length, ext.after, ext.target)
     method = t(f"extension.method.{v['method']}", lang)
     panels = (
         (t("extension.panel_before", lang, count=new_before, pairs=ext.before.shape[0]), before),
@@ -366,7 +366,7 @@ def check_regimes(v: Values) -> Check:
     ext = _extension(v["model"], "yarn", v["factor"], 1, v["beta_fast"], v["beta_slow"])
     generic = pair_regimes(ext.before, ext.after, factor=v["factor"])
     split, _ = _ramp(v["model"], v["beta_fast"], v["beta_slow"])
-    counts = np.bincount(split.regime, minlength=3)
+    counts = regime_counts(split.regime)
     return Check(
         "extension.check_regimes",
         float(np.count_nonzero(generic != split.regime)),

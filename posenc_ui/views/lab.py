@@ -26,6 +26,7 @@ from posenc_core.lab_task import (
     LabConfig,
     band_edges,
     band_table,
+    extrapolation_rises,
     extrapolation_verdicts,
     for_task,
     length_bands,
@@ -231,8 +232,7 @@ def check_inside(values: Values) -> Check:
 def check_extrapolation(values: Values) -> Check:
     r"""Past L the encodings part ways: the best and worst rise over their own inside-L loss differ by > 0.5 nats."""
     rows = band_table(dict(shown_results(values)), "loss")
-    rise = {name: max(s.mean for band, s in row.items() if band != "inside") - row["inside"].mean
-            for name, row in rows.items()}  # fmt: skip
+    rise = extrapolation_rises(rows)
     best, worst = min(rise, key=rise.get), max(rise, key=rise.get)
     spread = rise[worst] - rise[best]
     key = "lab.check_extrapolation" if len(rise) > 1 else "lab.check_extrapolation_one"

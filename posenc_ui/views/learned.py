@@ -24,9 +24,11 @@ from posenc_core import (
     learned_table,
     lookup_positions,
     neighbour_cosine,
+    neighbour_cosine_means,
     random_cosine_band,
     row_distances,
     sinusoidal,
+    trained_row_change,
 )
 
 from ..catalog import ROOT
@@ -144,12 +146,6 @@ def trained_facts(v: Values) -> dict[str, int]:
             "end": rows - 1}  # fmt: skip
 
 
-def _neighbour_means(model: TrainedTable) -> tuple[float, float]:
-    r"""Mean neighbour cosine over pairs of trained rows, and over pairs that hold an untouched row."""
-    cos = neighbour_cosine(model.table)  # pair p is (row p, row p + 1)
-    return float(np.mean(cos[: model.trained - 1])), float(np.mean(cos[model.trained - 1 :]))
-
-
 @uses("model")
 def trained_table_figure(v: Values, lang: str) -> go.Figure:
     model = _trained(v)
@@ -188,7 +184,7 @@ def check_neighbours(v: Values) -> Check:
     r"""The trained rows are no smoother than random ones: both means lie inside the ±2/√d band of random pairs."""
     model = _trained(v)
     band = random_cosine_band(model.table.shape[1])
-    inside, past = _neighbour_means(model)
+    inside, past = neighbour_cosine_means(model.table, trained=model.trained)
     return Check(
         "learned.check_neighbours", max(abs(inside), abs(past)), tolerance=band,
         fmt={"inside": f"{inside:.2f}", "past": f"{past:.2f}", "band": f"{band:.2f}", "last": model.trained - 1},
@@ -201,14 +197,12 @@ def check_untouched(v: Values) -> Check:
     row differs. The residual is the largest difference among the untouched rows — 0 exactly, not merely small — or
     infinite if some trained row did not move at all."""
     first, second = _twins()
-    distance = row_distances(first.table, second.table)
-    moved, kept = distance[: first.trained], distance[first.trained :]
-    residual = float(np.max(kept)) if np.min(moved) > 0 else float("inf")
-    norm = float(np.mean(np.linalg.norm(first.table, axis=1)))
+    change = trained_row_change(first.table, second.table, trained=first.trained)
+    residual = change.untouched_max if change.moved_min > 0 else float("inf")
     return Check(
         "learned.check_untouched", residual, tolerance=0.0,
-        fmt={"first": first.trained, "last": len(distance) - 1, "trained_last": first.trained - 1,
-             "inside": f"{np.mean(moved):.2f}", "norm": f"{norm:.1f}"},
+        fmt={"first": first.trained, "last": first.table.shape[0] - 1, "trained_last": first.trained - 1,
+             "inside": f"{change.moved_mean:.2f}", "norm": f"{change.mean_norm:.1f}"},
     )  # fmt: skip
 
 

@@ -2,7 +2,7 @@ r"""Page 5 — relative positions: Shaw et al.'s clipped offsets, the scalar bia
 why additive absolute codes are not relative.
 
 Every relative scheme looks up something by the offset :math:`j - i` only, so its bias matrix is Toeplitz; the page
-measures that (:func:`posenc_core.bias_analysis.toeplitz_deviation` = 0 exactly) and measures the opposite for the
+measures that (:func:`posenc_core.toeplitz_deviation` = 0 exactly) and measures the opposite for the
 position-only term :math:`p_m W_Q W_K^\top p_n^\top` of additive sinusoids (§2.2 of
 the article 「从零学习大模型--旋转位置编码」).
 """
@@ -13,16 +13,19 @@ import numpy as np
 import plotly.graph_objects as go
 
 from posenc_core import (
+    diagonal_spread,
     learned_table,
+    position_cross_scores,
     projection_weights,
     relative_positions,
     shaw_relative_bias,
     shaw_relative_index,
     sinusoidal,
     t5_bucket_matrix,
+    t5_max_exact,
     t5_relative_bucket,
+    toeplitz_deviation,
 )
-from posenc_core.bias_analysis import diagonal_spread, position_cross_scores, t5_max_exact, toeplitz_deviation
 
 from ..figures import heatmap
 from ..figures import relative as figs

@@ -20,19 +20,23 @@ import plotly.graph_objects as go
 
 from posenc_core import (
     apply_rope,
+    pair_index,
+    pairing_permutation,
+    pairing_residual,
     rope_angles,
     rope_decay_all_ones,
     rope_decay_bound,
     rope_decay_random,
+    rope_decay_random_expected,
+    rope_decay_random_z,
     rope_inv_freq,
+    rope_near_repeats,
+    rope_period_gaps,
+    rope_relative_gaps,
     rope_scores,
+    rope_scores_mixed_pairing,
     rope_wavelengths,
     toeplitz_deviation,
-)
-from posenc_core.rope_analysis import (
-    pairing_permutation,
-    rope_near_repeats,
-    rope_scores_mixed_pairing,
 )
 
 from ..figures import rope as figs
@@ -191,8 +195,9 @@ def _relative(dim: int, base: float, m: int, n: int, seed: int) -> dict[str, Any
         )
     )
     chosen = _score(q, k, inv_freq, m, n)
-    gap = abs(chosen - curve[n - m + reach])
-    gaps = [gap, *np.abs(diagonal - curve[sample_offsets + reach])]
+    # |q_m·k_n − q_0·k_{n−m}| for the chosen (m, n) and every sampled pair
+    gaps = rope_relative_gaps(q, k, inv_freq, query_positions=[m, *sample_m], key_positions=[n, *sample_n])
+    gap = float(gaps[0])
     return {
         "offsets": offsets,
         "curve": curve,
@@ -200,7 +205,7 @@ def _relative(dim: int, base: float, m: int, n: int, seed: int) -> dict[str, Any
         "samples": diagonal,
         "chosen": chosen,
         "gap": gap,
-        "residual": float(max(gaps)),
+        "residual": float(np.max(gaps)),
     }
 
 
@@ -224,19 +229,15 @@ def check_relative(v: Values) -> Check:
 
 @uses("dim", "pairs")
 def pairs_figure(v: Values, lang: str) -> go.Figure:
-    dims = np.arange(v["dim"])
-    # dimension j is in pair j // 2 (interleaved) or j mod d/2 (half-split)
-    return figs.pairing_strip(dims // 2, dims % (v["dim"] // 2), _pairs(v), lang=lang)
+    interleaved, half = (pair_index(v["dim"], pairing=p) for p in ("interleaved", "half"))
+    return figs.pairing_strip(interleaved, half, _pairs(v), lang=lang)
 
 
 @uses("dim", "base", "m", "seed")
 def check_permutation(v: Values) -> Check:
-    inv_freq, perm = _inv_freq(v["dim"], v["base"]), pairing_permutation(v["dim"])
     x = np.random.default_rng([v["seed"], v["dim"], 2]).standard_normal((8, v["dim"]))
-    positions = v["m"] + np.arange(8.0)
-    interleaved = apply_rope(x, positions, inv_freq, pairing="interleaved")
-    half = apply_rope(x[:, perm], positions, inv_freq, pairing="half")
-    return Check("rope.check_permutation", float(np.max(np.abs(interleaved[:, perm] - half))), tolerance=1e-12)
+    residual = pairing_residual(x, v["m"] + np.arange(8.0), _inv_freq(v["dim"], v["base"]))
+    return Check("rope.check_permutation", residual, tolerance=1e-12)
 
 
 @memo
@@ -334,8 +335,7 @@ def _random(dim: int, base: float, seed: int, same_vector: bool) -> tuple[np.nda
 def random_figure(v: Values, lang: str) -> go.Figure:
     mean, std = _random(v["dim"], v["base"], v["seed"], v["same_vector"])
     r = _distances()
-    # E[q·R_r k] = 0 for independent q, k; 2 Σ cos(r θ_i) = twice the all-ones curve for k = q
-    expected = 2 * rope_decay_all_ones(r, _inv_freq(v["dim"], v["base"])) if v["same_vector"] else np.zeros_like(r)
+    expected = rope_decay_random_expected(r, _inv_freq(v["dim"], v["base"]), same_vector=v["same_vector"])
     return figs.random_band(r, mean, std, expected, same_vector=v["same_vector"], lang=lang)
 
 
@@ -350,7 +350,7 @@ def check_published(v: Values) -> Check:
 @uses("dim", "base", "seed")
 def check_no_decay(v: Values) -> Check:
     mean, std = _random(v["dim"], v["base"], v["seed"], False)
-    z = np.abs(mean) / (std / math.sqrt(RANDOM_SAMPLES))  # the sample mean in standard errors
+    z = rope_decay_random_z(mean, std, n_samples=RANDOM_SAMPLES)  # the sample mean in standard errors
     return Check("rope.check_no_decay", float(np.max(z)), tolerance=NO_DECAY_Z, fmt={"samples": RANDOM_SAMPLES})
 
 
@@ -375,13 +375,8 @@ def periods_figure(v: Values, lang: str) -> go.Figure:
 @uses("dim", "base", "seed")
 def check_period(v: Values) -> Check:
     r"""After :math:`T_i` tokens pair i is back where it started: rotate x to position :math:`T_i`, compare pair i."""
-    inv_freq = _inv_freq(v["dim"], v["base"])
-    x = _qk(v["dim"], v["seed"])[0]
-    periods = rope_wavelengths(inv_freq)  # (d/2,)
-    back = apply_rope(_rows(x, periods.shape[0]), periods, inv_freq, pairing="interleaved")  # row i at T_i
-    i = np.arange(periods.shape[0])
-    gap = np.hypot(back[i, 2 * i] - x[2 * i], back[i, 2 * i + 1] - x[2 * i + 1])
-    return Check("rope.check_period", float(np.max(gap)), tolerance=1e-6, fmt={"pairs": periods.shape[0]})
+    gaps = rope_period_gaps(_qk(v["dim"], v["seed"])[0], _inv_freq(v["dim"], v["base"]))  # (d/2,)
+    return Check("rope.check_period", float(np.max(gaps)), tolerance=1e-6, fmt={"pairs": gaps.shape[0]})
 
 
 @uses()

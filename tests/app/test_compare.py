@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posenc_core.compare_analysis import COMPARED
+from posenc_core import COMPARED
 from posenc_core.lab_task import band_table
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults

@@ -166,22 +166,10 @@ hostile = st.one_of(scalars, arrays, containers, nested_numbers)
 
 # ------------------------------------------------------------- plausible values, so the fuzz reaches deep code
 
-_HF_KEYS = [
-    "factor",
-    "original_max_position_embeddings",
-    "beta_fast",
-    "beta_slow",
-    "mscale",
-    "mscale_all_dim",
-    "attention_factor",
-    "truncate",
-    "low_freq_factor",
-    "high_freq_factor",
-    "short_factor",
-    "long_factor",
-    "rope_theta",
-    "partial_rotary_factor",
-]
+# Every key some rope_type reads, from the registry, and the two base keys a rope_parameters dict may carry.
+_HF_KEYS = sorted(
+    {key for entry in pc.ROPE_REGISTRY.values() for key in entry.keys} | {"rope_theta", "partial_rotary_factor"}
+)
 
 
 def _maybe_hostile(valid):
@@ -208,7 +196,7 @@ _scaling_values = {
 rope_scaling_dicts = st.fixed_dictionaries(
     {"rope_type": st.one_of(st.sampled_from(list(pc.ROPE_TYPES)), hostile)},
     optional={
-        **{key: _maybe_hostile(value) for key, value in _scaling_values.items()},
+        **{key: _maybe_hostile(_scaling_values.get(key, hostile)) for key in _HF_KEYS},  # a new key: hostile only
         "type": st.sampled_from(list(pc.ROPE_TYPES)),
         "unknown_key": hostile,
     },
@@ -608,8 +596,8 @@ P3 = np.arange(3.0)
         ("seed", lambda: pc.learned_table(4, 4, seed="zero")),
         ("n_samples", lambda: pc.rope_decay_random(np.arange(4), INV8, n_samples=0)),
         ("distances", lambda: pc.rope_decay_bound(np.array([0.0, math.nan]), INV8)),
-        ("max_distance", lambda: pc.rope_first_near_repeat(INV8, max_distance=-1)),
-        ("tolerance", lambda: pc.rope_first_near_repeat(INV8, tolerance=math.nan)),
+        ("max_distance", lambda: pc.rope_near_repeats(INV8, max_distance=-1)),
+        ("tolerance", lambda: pc.rope_near_repeats(INV8, tolerance=math.nan)),
         (
             "encoding",
             lambda: pc.self_attention(X8, w_q=np.eye(8), w_k=np.eye(8), w_v=np.eye(8), encoding="fourier"),

@@ -60,8 +60,8 @@ CURVES = {
     "rope_decay_all_ones": "pc.rope_decay_all_ones(distances, inv_freq)",
     "rope_decay_random": "pc.rope_decay_random(distances, inv_freq, n_samples=4)",
     "rope_decay_random_same_vector": "pc.rope_decay_random(distances, inv_freq, n_samples=4, same_vector=True)",
-    "rope_first_near_repeat": "pc.rope_first_near_repeat(inv_freq, max_distance=10**6)",
-    "rope_first_near_repeat_tight": "pc.rope_first_near_repeat(inv_freq, tolerance=1e-6, max_distance=10**6)",
+    "rope_near_repeats": "pc.rope_near_repeats(inv_freq, max_distance=10**6)",
+    "rope_near_repeats_tight": "pc.rope_near_repeats(inv_freq, tolerance=1e-6, max_distance=10**6)",
 }
 
 

@@ -18,7 +18,7 @@ def _regime_names(regimes) -> np.ndarray:
     """yarn_regimes().regime as names, whether it holds codes into REGIMES or the names themselves."""
     regime = np.asarray(regimes.regime)
     if np.issubdtype(regime.dtype, np.integer):
-        return np.asarray(pc.analysis.REGIMES)[regime]
+        return np.asarray(pc.rope_scaling.REGIMES)[regime]
     return regime.astype(str)
 
 

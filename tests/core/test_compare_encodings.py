@@ -1,4 +1,4 @@
-r"""compare_analysis: relative encodings give Toeplitz matrices, added ones do not; the lab excess is a plain mean."""
+r"""posenc_core.compare: relative encodings give Toeplitz matrices, added ones do not; the lab excess is a mean."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc_core import PosEncError
-from posenc_core.compare_analysis import (
+from posenc_core.compare import (
     COMPARED,
     extrapolation_excess,
     position_score_matrix,
@@ -30,7 +30,7 @@ def test_added_encodings_are_not_toeplitz(encoding: str) -> None:
 def test_rope_matrix_matches_a_naive_rotation_loop() -> None:
     length, dim = 12, 8
     scores = position_score_matrix("rope", length, dim=dim)
-    from posenc_core.analysis import projection_weights, token_embeddings
+    from posenc_core import projection_weights, token_embeddings
 
     x = token_embeddings(["token"], dim)[0]
     w_q, w_k, _ = projection_weights(dim, dim)

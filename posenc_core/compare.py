@@ -15,6 +15,10 @@ the article 「大语言模型原理基础与前沿：相对位置编码」):
 
 :func:`toeplitz_residual` measures the spread along diagonals relative to the spread of the whole matrix, so it is
 0 (up to rounding) for relative encodings and of order 1 for absolute ones, whatever their scale.
+:func:`position_cross_scores` isolates the purely positional term :math:`p_m W_Q W_K^\top p_n^\top` of an additive
+code: sinusoids make :math:`p_m \cdot p_n` a function of n − m, but a learned matrix between them mixes the
+(sin, cos) pairs and the absolute phases come back (§2.2 of the article 「从零学习大模型--旋转位置编码」; the
+motivation of Shaw et al. 2018 and of RoPE, Su et al. 2021, arXiv:2104.09864, §3.1).
 
 **Extrapolates.** :func:`extrapolation_excess` reads a per-position loss curve against the best achievable loss
 (the extrapolation lab's committed results) and returns the mean excess inside and beyond the training length.
@@ -28,11 +32,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .alibi import alibi_bias
-from .analysis import projection_weights, token_embeddings
-from .bias_analysis import toeplitz_deviation
-from .errors import PosEncError, as_array, as_choice, as_int
+from .attention import projection_weights, token_embeddings
+from .errors import PosEncError, as_array, as_choice, as_int, check_elements
 from .learned import learned_table
-from .relative import shaw_relative_index, t5_bucket_matrix
+from .relative import shaw_relative_index, t5_bucket_matrix, toeplitz_deviation
 from .rope import rope_inv_freq, rope_scores
 from .sinusoidal import sinusoidal
 
@@ -40,6 +43,7 @@ __all__ = [
     "COMPARED",
     "ExtrapolationExcess",
     "extrapolation_excess",
+    "position_cross_scores",
     "position_score_matrix",
     "toeplitz_residual",
 ]
@@ -100,6 +104,30 @@ def toeplitz_residual(matrix: object) -> float:
     if spread == 0.0:
         return 0.0
     return toeplitz_deviation(a) / spread
+
+
+def position_cross_scores(table: object, w_q: object, w_k: object) -> np.ndarray:
+    r"""The (L, L) position-only part of additive attention logits, :math:`S_{mn} = p_m W_Q W_K^\top p_n^\top`.
+
+    ``table`` (L, d_model) holds one position vector :math:`p_m` per row (e.g. :func:`~posenc_core.sinusoidal`),
+    ``w_q`` and ``w_k`` are (d_model, d_head). With :math:`W_Q W_K^\top = I` and sinusoids,
+    :math:`S_{mn} = \sum_i \cos((n - m)\omega_i)` is Toeplitz; a generic :math:`W_Q W_K^\top` makes it depend on m
+    and n separately. Unscaled (no :math:`1/\sqrt{d}`): the structure, not the size, is the point.
+    """
+    table = as_array("table", table, ndim=2).astype(np.float64, copy=False)
+    w_q = as_array("w_q", w_q, ndim=2).astype(np.float64, copy=False)
+    w_k = as_array("w_k", w_k, ndim=2).astype(np.float64, copy=False)
+    if w_q.shape[0] != table.shape[1] or w_k.shape != w_q.shape:
+        raise PosEncError(
+            f"w_q and w_k must both be (d_model, d_head) with d_model = {table.shape[1]} (the table's width); "
+            f"got {w_q.shape} and {w_k.shape}"
+        )
+    check_elements("position_cross_scores", (table.shape[0], table.shape[0]))
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = (table @ w_q) @ (table @ w_k).T  # (L, d_head) @ (d_head, L)
+    if not np.all(np.isfinite(scores)):
+        raise PosEncError("table and weights are too large: the scores overflow float64")
+    return scores
 
 
 class ExtrapolationExcess(NamedTuple):

@@ -1,75 +1,39 @@
-r"""RoPE context extension: PI, NTK-aware, dynamic NTK, YaRN, Llama 3 and LongRoPE behind one signature.
+r"""One entry per rope_type (:data:`ROPE_REGISTRY`), and :func:`rope_frequencies`, which reads a ``rope_scaling``
+dict and calls the entry's compute function. Each compute function is one method (see
+:mod:`posenc_core.rope_scaling`); the formulas they share are in :mod:`.formulas`, written once.
 
-A model trained on sequences of length L has seen each pair's angle :math:`m\theta_i` only for m < L. Running it on
-s·L tokens shows the fast pairs nothing new (they turned many times in training) but pushes the slow pairs to angles
-they never saw. Every method here changes the frequencies :math:`\theta_i` — and some the logit temperature — so
-that the longer context stays in familiar territory. :func:`rope_frequencies` returns ``(inv_freq, attention_factor)``
-exactly as Hugging Face ``transformers`` (``modeling_rope_utils.ROPE_INIT_FUNCTIONS``) computes them, with the same
-config keys, so a model's ``rope_scaling`` / ``rope_parameters`` dict pastes straight in. (transformers works in
-float32; these are the same formulas in float64.)
-
-=========== =============================================================== ==========================================
-rope_type   inv_freq                                                        source
-=========== =============================================================== ==========================================
-default     :math:`\theta_i = b^{-2i/d}`                                    Su et al. 2021, arXiv:2104.09864
-linear      :math:`\theta_i / s` (≡ positions / s)                          Chen et al. 2023 (PI), arXiv:2306.15595
-ntk         base :math:`b' = b\,s^{d/(d-2)}`                                bloc97 2023 (NTK-aware); not an HF type
-dynamic     :math:`b' = b\,(s\,\ell/L - (s-1))^{d/(d-2)}`, ℓ = max(seq, L)  emozilla 2023; HF "dynamic"
-yarn        ramp between :math:`\theta_i/s` and :math:`\theta_i`, mscale    Peng et al. 2023, arXiv:2309.00071
-llama3      three wavelength bands, smooth blend                            Meta 2024, Llama 3.1 (arXiv:2407.21783)
-longrope    per-pair factors :math:`\theta_i / f_i` (short / long)          Ding et al. 2024, arXiv:2402.13753
-=========== =============================================================== ==========================================
+Adding a rope_type: write its function ``(dim, base, params, max_position_embeddings, seq_len) -> RopeFrequencies``
+here, add its :class:`RopeType` to :data:`ROPE_REGISTRY`, test it, and give it its words
+(``extension.method.<name>``) in both languages. :data:`ROPE_TYPES`, the config reader, the extension page's
+methods, the lab and the tests read the registry.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
 
-from .errors import PosEncError, as_array, as_bool, as_choice, as_float, as_int
-from .rope import MAX_ROTARY_DIM, rope_inv_freq
+from ..errors import PosEncError, as_array, as_bool, as_choice, as_float, as_int
+from ..rope import MAX_ROTARY_DIM, rope_inv_freq
+from .formulas import (
+    MAX_FACTOR,
+    dynamic_ntk_alpha,
+    implied_factor,
+    longrope_attention_factor,
+    ntk_base,
+    yarn_correction_range,
+    yarn_mscale,
+    yarn_ramp,
+)
 
-__all__ = [
-    "ROPE_TYPES",
-    "RopeFrequencies",
-    "rope_frequencies",
-    "yarn_correction_range",
-    "yarn_mscale",
-    "yarn_ramp",
-]
+__all__ = ["ROPE_REGISTRY", "ROPE_TYPES", "RopeFrequencies", "RopeType", "rope_frequencies"]
 
-#: Context extension ratios beyond this are not a model anyone runs (Llama 3.1 uses 8, DeepSeek-V3 40).
-MAX_FACTOR = 1e6
-
-ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
-
-# The keys each rope_type reads (besides "rope_type" / its legacy alias "type"), as in transformers' validators.
-_KEYS: dict[str, frozenset[str]] = {
-    "default": frozenset(),
-    "linear": frozenset({"factor"}),
-    "ntk": frozenset({"factor"}),
-    "dynamic": frozenset({"factor"}),
-    "yarn": frozenset(
-        {
-            "factor",
-            "original_max_position_embeddings",
-            "beta_fast",
-            "beta_slow",
-            "mscale",
-            "mscale_all_dim",
-            "attention_factor",
-            "truncate",
-        }
-    ),
-    "llama3": frozenset({"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"}),
-    "longrope": frozenset(
-        {"factor", "original_max_position_embeddings", "short_factor", "long_factor", "attention_factor"}
-    ),
-}
 # Keys a pasted config may carry that describe the base RoPE rather than its scaling; checked against the arguments.
 _BASE_KEYS = frozenset({"rope_theta", "partial_rotary_factor"})
 
@@ -113,8 +77,7 @@ def rope_frequencies(
         )
     params = _read_scaling(rope_scaling, base=base, partial_rotary_factor=partial_rotary_factor)
     rope_type = params.pop("rope_type")
-    compute = _COMPUTE[rope_type]
-    return compute(dim, base, params, max_position_embeddings, seq_len)
+    return ROPE_REGISTRY[rope_type].compute(dim, base, params, max_position_embeddings, seq_len)
 
 
 # --- one function per rope_type: (dim, base, params, max_position_embeddings, seq_len) -> RopeFrequencies -------
@@ -134,7 +97,7 @@ def _ntk(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
     r"""NTK-aware: :math:`b' = b\,s^{d/(d-2)}` keeps :math:`\theta_0 = 1` and slows the last pair by exactly 1/s."""
     factor = _factor(params)
     _need_dim4(dim, "ntk")
-    return RopeFrequencies(rope_inv_freq(dim, base=base * factor ** (dim / (dim - 2))), 1.0)
+    return RopeFrequencies(rope_inv_freq(dim, base=ntk_base(base, factor, dim)), 1.0)
 
 
 def _dynamic(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
@@ -147,9 +110,8 @@ def _dynamic(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
     _need_dim4(dim, "dynamic")
     if max_pos is None:
         raise PosEncError("rope_type 'dynamic' needs max_position_embeddings (the length the base starts growing at)")
-    length = max_pos if seq_len is None else max(seq_len, max_pos)
-    alpha = factor * length / max_pos - (factor - 1)
-    return RopeFrequencies(rope_inv_freq(dim, base=base * alpha ** (dim / (dim - 2))), 1.0)
+    alpha = dynamic_ntk_alpha(factor, max_pos if seq_len is None else seq_len, max_pos)
+    return RopeFrequencies(rope_inv_freq(dim, base=ntk_base(base, alpha, dim)), 1.0)
 
 
 def _yarn(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
@@ -160,7 +122,7 @@ def _yarn(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
     between. cos and sin are multiplied by :math:`0.1\ln s + 1` (or DeepSeek's mscale ratio).
     """
     original = _original_length(params, max_pos, "yarn")
-    factor = _implied_factor(params, max_pos, original)
+    factor = _implied(params, max_pos, original)
     beta_fast = _optional_float(params, "beta_fast", gt=0.0) or 32.0  # HF: `or 32`, so 0 means the default too
     beta_slow = _optional_float(params, "beta_slow", gt=0.0) or 1.0
     if beta_fast < beta_slow:
@@ -219,82 +181,95 @@ def _longrope(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
     original = _original_length(params, max_pos, "longrope")
     short = _factor_list(params, "short_factor", dim)
     long = _factor_list(params, "long_factor", dim)
-    factor = _implied_factor(params, max_pos, original)
+    factor = _implied(params, max_pos, original)
     if original < 2:
         raise PosEncError(
             f"original_max_position_embeddings must be ≥ 2 for longrope (it divides by ln L), got {original}"
         )
     attention_factor = _optional_float(params, "attention_factor", gt=0.0)
     if attention_factor is None:
-        attention_factor = 1.0 if factor <= 1.0 else math.sqrt(1.0 + math.log(factor) / math.log(original))
+        attention_factor = longrope_attention_factor(factor, original_max_position_embeddings=original)
     ext = long if seq_len is not None and seq_len > original else short
     exponent = np.arange(0, dim, 2, dtype=np.float64) / dim
     return RopeFrequencies(1.0 / (ext * base**exponent), float(attention_factor))
 
 
-_COMPUTE = {
-    "default": _default,
-    "linear": _linear,
-    "ntk": _ntk,
-    "dynamic": _dynamic,
-    "yarn": _yarn,
-    "llama3": _llama3,
-    "longrope": _longrope,
-}
+@dataclass(frozen=True)
+class RopeType:
+    r"""One rope_type: everything the core, the pages and the lab need to know about it, in one entry.
 
-
-# --- YaRN's pieces, public because the pages draw them -------------------------------------------------------------
-
-
-def yarn_mscale(scale: float, mscale: float = 1.0) -> float:
-    r"""YaRN's temperature :math:`0.1\,\mu\ln s + 1` (1 for s ≤ 1); Peng et al. 2023, eq. (22)."""
-    scale = as_float("scale", scale, gt=0.0)
-    mscale = as_float("mscale", mscale, ge=0.0)
-    return 1.0 if scale <= 1.0 else 0.1 * mscale * math.log(scale) + 1.0
-
-
-def yarn_correction_range(
-    dim: int,
-    *,
-    base: float = 10000.0,
-    original_max_position_embeddings: int,
-    beta_fast: float = 32.0,
-    beta_slow: float = 1.0,
-    truncate: bool = True,
-) -> tuple[float, float]:
-    r"""Pair indices (low, high) where pairs make ``beta_fast`` and ``beta_slow`` turns within the original length.
-
-    Pair i turns :math:`r_i = L\theta_i/2\pi` times in L tokens; solving :math:`r_i = \beta` for i gives
-    :math:`i(\beta) = d\,\ln(L/(2\pi\beta)) / (2\ln b)`. low = ⌊i(β_fast)⌋ and high = ⌈i(β_slow)⌉ (no rounding when
-    ``truncate`` is False), clamped to [0, d − 1] — the clamp uses d, not d/2, exactly as every implementation does.
+    ``keys`` are the ``rope_scaling`` keys it reads (besides "rope_type"); ``compute(dim, base, params,
+    max_position_embeddings, seq_len)`` returns its :class:`RopeFrequencies`; ``reads_original`` says whether it reads
+    ``original_max_position_embeddings`` (so a config's top-level value is passed on to it); ``defaults`` are the
+    values :meth:`scaling` adds (Meta's Llama 3.1 band edges); ``formula`` is False when no factor alone defines it
+    (LongRoPE's searched per-pair factors); ``in_lab`` puts it among the lab's zero-shot extensions. Like
+    transformers' ``ROPE_INIT_FUNCTIONS``, with the rest of what a rope_type implies beside it.
     """
-    dim = as_int("dim", dim, lo=2, hi=MAX_ROTARY_DIM, even=True)
-    base = as_float("base", base, gt=1.0)
-    length = as_int("original_max_position_embeddings", original_max_position_embeddings, lo=1, hi=2**40)
-    beta_fast = as_float("beta_fast", beta_fast, gt=0.0)
-    beta_slow = as_float("beta_slow", beta_slow, gt=0.0)
-    truncate = as_bool("truncate", truncate)
 
-    def pair_index(turns: float) -> float:
-        return dim * math.log(length / (turns * 2.0 * math.pi)) / (2.0 * math.log(base))
+    name: str
+    keys: frozenset[str]
+    compute: Callable[..., RopeFrequencies]
+    reads_original: bool = False
+    defaults: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    formula: bool = True
+    in_lab: bool = False
 
-    low, high = pair_index(beta_fast), pair_index(beta_slow)
-    if truncate:
-        low, high = math.floor(low), math.ceil(high)
-    return max(low, 0), min(high, dim - 1)
+    def scaling(self, *, factor: float, original_max_position_embeddings: int, **extra: object) -> dict[str, object]:
+        r"""The ``rope_scaling`` dict that applies this type at ``factor`` s to a model trained on
+        ``original_max_position_embeddings`` tokens; ``extra`` keys this type reads override its defaults, others are
+        ignored (so one set of page sliders serves every type)."""
+        if not self.formula:
+            raise PosEncError(
+                f"rope_type {self.name!r} has no formula from a factor alone (its per-pair factors are searched); "
+                "give its full rope_scaling"
+            )
+        scaling: dict[str, object] = {"rope_type": self.name}
+        if "factor" in self.keys:
+            scaling["factor"] = float(factor)
+        if self.reads_original:
+            scaling["original_max_position_embeddings"] = original_max_position_embeddings
+        scaling.update(self.defaults)
+        scaling.update({key: value for key, value in extra.items() if key in self.keys})
+        return scaling
 
 
-def yarn_ramp(dim: int, low: float, high: float) -> np.ndarray:
-    r"""The (d/2,) blend :math:`\mathrm{clip}((i - \mathrm{low})/(\mathrm{high} - \mathrm{low}), 0, 1)`: 0 keeps θ_i."""
-    dim = as_int("dim", dim, lo=2, hi=MAX_ROTARY_DIM, even=True)
-    low = as_float("low", low)
-    high = as_float("high", high)
-    if high == low:
-        high += 0.001  # the reference implementations' guard against 0/0
-    return np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+_YARN_KEYS = ("original_max_position_embeddings", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate")
+
+#: Every rope_type, in the order pages list them. The keys are transformers' validators'.
+ROPE_REGISTRY: Mapping[str, RopeType] = MappingProxyType(
+    {
+        entry.name: entry
+        for entry in (
+            RopeType("default", frozenset(), _default),
+            RopeType("linear", frozenset({"factor"}), _linear, in_lab=True),
+            RopeType("ntk", frozenset({"factor"}), _ntk, in_lab=True),
+            RopeType("dynamic", frozenset({"factor"}), _dynamic),
+            RopeType(
+                "yarn", frozenset({"factor", "attention_factor", *_YARN_KEYS}), _yarn, reads_original=True, in_lab=True
+            ),
+            RopeType(
+                "llama3",
+                frozenset({"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"}),
+                _llama3,
+                reads_original=True,
+                defaults=MappingProxyType({"low_freq_factor": 1.0, "high_freq_factor": 4.0}),  # Meta's Llama 3.1
+            ),
+            RopeType(
+                "longrope",
+                frozenset(
+                    {"factor", "original_max_position_embeddings", "short_factor", "long_factor", "attention_factor"}
+                ),
+                _longrope,
+                reads_original=True,
+                formula=False,
+            ),
+        )
+    }
+)
+ROPE_TYPES = tuple(ROPE_REGISTRY)
 
 
-# --- reading and checking a rope_scaling dict ---------------------------------------------------------------------
+# --- reading and checking a rope_scaling dict ------------------------------------------------------------------------
 
 
 def _read_scaling(
@@ -324,9 +299,9 @@ def _read_scaling(
                 raise PosEncError(
                     f"rope_scaling[{key!r}] = {value!r:.30} disagrees with the argument ({given:g}); give it once"
                 )
-    unknown = sorted(set(params) - _KEYS[rope_type])
+    unknown = sorted(set(params) - ROPE_REGISTRY[rope_type].keys)
     if unknown:
-        allowed = ", ".join(sorted(_KEYS[rope_type] | {"rope_type"} | _BASE_KEYS)) or "rope_type"
+        allowed = ", ".join(sorted(ROPE_REGISTRY[rope_type].keys | {"rope_type"} | _BASE_KEYS)) or "rope_type"
         raise PosEncError(f"rope_type {rope_type!r} does not use {', '.join(map(repr, unknown))}; it reads: {allowed}")
     params["rope_type"] = rope_type
     return params
@@ -338,16 +313,10 @@ def _factor(params: Mapping[str, object]) -> float:
     return as_float("rope_scaling['factor']", params["factor"], ge=1.0, le=MAX_FACTOR)
 
 
-def _implied_factor(params: Mapping[str, object], max_pos: int | None, original: int) -> float:
-    """``factor``, or — as transformers does for YaRN and LongRoPE — max_position_embeddings / original length."""
-    if params.get("factor") is not None or max_pos is None:
-        return _factor(params)
-    if max_pos < original:
-        raise PosEncError(
-            f"no 'factor' given, and max_position_embeddings / original_max_position_embeddings = {max_pos} / "
-            f"{original} < 1 implies shrinking the context; give factor ≥ 1"
-        )
-    return max_pos / original
+def _implied(params: Mapping[str, object], max_pos: int | None, original: int) -> float:
+    """``factor`` (checked under its config name), or :func:`implied_factor`'s max_position_embeddings / original."""
+    given = None if params.get("factor") is None else _factor(params)
+    return implied_factor(given, max_position_embeddings=max_pos, original_max_position_embeddings=original)
 
 
 def _original_length(params: Mapping[str, object], max_pos: int | None, rope_type: str) -> int:

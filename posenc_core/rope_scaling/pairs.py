@@ -11,8 +11,10 @@ change :math:`\theta_i` per pair:
   own ramp, applied to the frequencies of any method;
 * **angles** (:func:`angle_coverage`, :func:`unseen_angles`): the arc each pair covers, and how much of the target
   length's arc lies outside the training arc;
-* **base** (:func:`ntk_base`, :func:`dynamic_ntk_alpha`, :func:`implied_base`): NTK-aware scaling (bloc97 2023) and
-  dynamic NTK (emozilla 2023) change only the base, :math:`b' = b\,\alpha^{d/(d-2)}`;
+* **turns** (:func:`rotations_in_context`, :func:`yarn_regimes`): :math:`r_i = L/\lambda_i`, and the pairs YaRN
+  keeps, blends or interpolates, computed in the pair index as implementations do;
+* **base** (:func:`implied_base`): NTK-aware scaling (bloc97 2023) and dynamic NTK (emozilla 2023) change only the
+  base, :math:`b' = b\,\alpha^{d/(d-2)}`, which the slowest pair gives back;
 * **ramp against r** (:func:`yarn_ramp_by_turns`): the paper's γ(r), next to the pair-index ramp implementations use;
 * **temperature** (:func:`temperature_curves`): YaRN's :math:`0.1\ln s + 1`, DeepSeek's mscale ratio and softmax
   factor, LongRoPE's :math:`\sqrt{1 + \ln s/\ln L}` (Ding et al. 2024, arXiv:2402.13753).
@@ -25,24 +27,76 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import PosEncError, as_array, as_float, as_int
-from .rope import _check_inv_freq
-from .rope_scaling import MAX_FACTOR, yarn_mscale
+from ..errors import PosEncError, as_array, as_float, as_int
+from ..rope.rotation import _check_inv_freq
+from .formulas import MAX_FACTOR, longrope_attention_factor, yarn_correction_range, yarn_mscale, yarn_ramp
 
 __all__ = [
+    "REGIMES",
     "TemperatureCurves",
+    "YarnRegimes",
     "angle_coverage",
-    "dynamic_ntk_alpha",
     "implied_base",
-    "longrope_attention_factor",
-    "ntk_base",
     "pair_regimes",
+    "regime_counts",
+    "rotations_in_context",
     "temperature_curves",
     "unseen_angles",
+    "unseen_pair_count",
     "yarn_ramp_by_turns",
+    "yarn_regimes",
 ]
 
+#: Names of the codes in :attr:`YarnRegimes.regime`.
+REGIMES = ("kept", "blended", "interpolated")
+
 _MAX_CURVE_POINTS = 100_000  # temperature curves are drawn, not tabulated: a few hundred points suffice
+
+
+# --- turns and YaRN's split of the pairs ------------------------------------------------------------------------
+
+
+def rotations_in_context(inv_freq: object, context_length: float) -> np.ndarray:
+    r"""Full turns each pair makes within L tokens, :math:`r_i = L/\lambda_i = L\,\theta_i/2\pi` (YaRN §3.2)."""
+    inv_freq = _check_inv_freq(inv_freq)
+    context_length = as_float("context_length", context_length, gt=0.0)
+    return context_length * inv_freq / (2.0 * math.pi)
+
+
+class YarnRegimes(NamedTuple):
+    """YaRN's split of the pairs: ``ramp`` (0 keep … 1 interpolate), ``regime`` codes into :data:`REGIMES`."""
+
+    ramp: np.ndarray  # (d/2,) float64
+    regime: np.ndarray  # (d/2,) int8: 0 kept, 1 blended, 2 interpolated
+    low: float  # last pair index that is kept
+    high: float  # first pair index that is fully interpolated
+
+
+def yarn_regimes(
+    head_dim: int,
+    *,
+    base: float = 10000.0,
+    original_max_position_embeddings: int,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    truncate: bool = True,
+) -> YarnRegimes:
+    r"""Which pairs YaRN keeps, blends or interpolates, computed in the pair index as implementations do.
+
+    The paper states the rule through :math:`r_i`: keep pairs with :math:`r_i > \beta_{\text{fast}}`, interpolate
+    those with :math:`r_i < \beta_{\text{slow}}`; the code rounds the corresponding pair indices outward.
+    """
+    low, high = yarn_correction_range(
+        head_dim,
+        base=base,
+        original_max_position_embeddings=original_max_position_embeddings,
+        beta_fast=beta_fast,
+        beta_slow=beta_slow,
+        truncate=truncate,
+    )
+    ramp = yarn_ramp(head_dim, low, high)
+    regime = np.where(ramp <= 0.0, 0, np.where(ramp >= 1.0, 2, 1)).astype(np.int8)
+    return YarnRegimes(ramp, regime, float(low), float(high))
 
 
 # --- which pairs a method kept, interpolated or blended ----------------------------------------------------------
@@ -50,7 +104,7 @@ _MAX_CURVE_POINTS = 100_000  # temperature curves are drawn, not tabulated: a fe
 
 def pair_regimes(inv_freq: object, scaled_inv_freq: object, *, factor: float, rtol: float = 1e-9) -> np.ndarray:
     r"""Per pair, 0 *kept* (:math:`\theta'_i = \theta_i`), 2 *interpolated* (:math:`\theta'_i = \theta_i/s`) or 1
-    *blended* (anything else), as int8 codes into :data:`posenc_core.analysis.REGIMES`.
+    *blended* (anything else), as int8 codes into :data:`REGIMES`.
 
     Works for any method: PI interpolates every pair, NTK-aware keeps pair 0, interpolates the last pair exactly and
     blends the rest, YaRN and Llama 3 have three bands. Equality is relative, within ``rtol``; when s = 1 "kept"
@@ -68,6 +122,15 @@ def pair_regimes(inv_freq: object, scaled_inv_freq: object, *, factor: float, rt
     kept = np.abs(ratio - 1.0) <= rtol
     interpolated = np.abs(ratio * factor - 1.0) <= rtol
     return np.where(kept, 0, np.where(interpolated, 2, 1)).astype(np.int8)
+
+
+def regime_counts(regime: object) -> np.ndarray:
+    r"""How many pairs are kept, blended and interpolated: the (3,) int64 counts of the codes 0, 1, 2 of
+    :data:`REGIMES` in ``regime`` (from :func:`pair_regimes` or :func:`yarn_regimes`)."""
+    codes = as_array("regime", regime, ndim=1, integer=True, allow_empty=True)
+    if codes.size and (codes.min() < 0 or codes.max() >= len(REGIMES)):
+        raise PosEncError(f"regime must hold codes 0 … {len(REGIMES) - 1} (kept, blended, interpolated)")
+    return np.bincount(codes, minlength=len(REGIMES))
 
 
 # --- angles seen in training and at the target length ------------------------------------------------------------
@@ -100,31 +163,22 @@ def unseen_angles(train_inv_freq: object, train_length: float, test_inv_freq: ob
     return np.maximum(0.0, angle_coverage(test, test_length) - train)
 
 
-# --- NTK bases ------------------------------------------------------------------------------------------------------
+def unseen_pair_count(
+    train_inv_freq: object,
+    train_length: float,
+    test_inv_freq: object,
+    test_length: float,
+    *,
+    atol: float = 1e-9,
+) -> int:
+    r"""How many pairs meet an angle at ``test_length`` they never met in training:
+    :math:`\#\{i : \text{unseen}_i > \text{atol}\}`, with :func:`unseen_angles` (radians; ``atol`` absorbs rounding)."""
+    atol = as_float("atol", atol, ge=0.0, le=math.pi)
+    unseen = unseen_angles(train_inv_freq, train_length, test_inv_freq, test_length)
+    return int(np.count_nonzero(unseen > atol))
 
 
-def ntk_base(base: float, factor: float, dim: int) -> float:
-    r"""NTK-aware base :math:`b' = b\,s^{d/(d-2)}`: pair 0 keeps :math:`\theta_0 = 1`, the last pair turns exactly
-    s times slower (bloc97 2023, "NTK-Aware Scaled RoPE"; Peng et al. 2023, §3.1). d is the rotary dimension."""
-    base = as_float("base", base, gt=1.0)
-    factor = as_float("factor", factor, ge=1.0, le=MAX_FACTOR)
-    dim = as_int("dim", dim, lo=4, hi=65536, even=True)
-    out = base * factor ** (dim / (dim - 2))
-    if not math.isfinite(out):
-        raise PosEncError(f"base · factor^(d/(d−2)) = {base:g} · {factor:g}^… overflows float64")
-    return out
-
-
-def dynamic_ntk_alpha(factor: float, seq_len: int, max_position_embeddings: int) -> float:
-    r"""Dynamic NTK's effective ratio :math:`\alpha = s\,\ell/L - (s - 1)` with :math:`\ell = \max(\text{seq\_len}, L)`.
-
-    1 (no change) up to L tokens, then growing with the sequence; the base is :math:`b\,\alpha^{d/(d-2)}`
-    (emozilla 2023; transformers' ``_compute_dynamic_ntk_parameters``, L = ``max_position_embeddings``).
-    """
-    factor = as_float("factor", factor, ge=1.0, le=MAX_FACTOR)
-    seq_len = as_int("seq_len", seq_len, lo=1, hi=2**40)
-    length = as_int("max_position_embeddings", max_position_embeddings, lo=1, hi=2**40)
-    return factor * max(seq_len, length) / length - (factor - 1.0)
+# --- the base a set of frequencies implies, and YaRN's ramp as the paper writes it ----------------------------------
 
 
 def implied_base(inv_freq: object) -> float:
@@ -139,9 +193,6 @@ def implied_base(inv_freq: object) -> float:
     if n < 2:
         raise PosEncError("inv_freq needs at least 2 pairs to imply a base")
     return float(theta[-1] ** (-(2 * n) / (2.0 * (n - 1))))
-
-
-# --- YaRN's ramp as the paper writes it ------------------------------------------------------------------------------
 
 
 def yarn_ramp_by_turns(turns: object, *, beta_fast: float = 32.0, beta_slow: float = 1.0) -> np.ndarray:
@@ -167,16 +218,6 @@ def yarn_ramp_by_turns(turns: object, *, beta_fast: float = 32.0, beta_slow: flo
 # --- temperature ------------------------------------------------------------------------------------------------------
 
 
-def longrope_attention_factor(factor: float, *, original_max_position_embeddings: int) -> float:
-    r"""LongRoPE / Phi-3's factor on cos and sin, :math:`\sqrt{1 + \ln s / \ln L}` (1 for s ≤ 1).
-
-    Ding et al. 2024, arXiv:2402.13753; transformers' ``_compute_longrope_parameters``.
-    """
-    factor = as_float("factor", factor, gt=0.0, le=MAX_FACTOR)
-    length = as_int("original_max_position_embeddings", original_max_position_embeddings, lo=2, hi=2**40)
-    return 1.0 if factor <= 1.0 else math.sqrt(1.0 + math.log(factor) / math.log(length))
-
-
 class TemperatureCurves(NamedTuple):
     """Each method's factor on cos and sin (logits scale by its square) at every s, and DeepSeek's softmax factor."""
 
@@ -198,7 +239,8 @@ def temperature_curves(
     YaRN multiplies cos and sin by :math:`\mu(s) = 0.1\ln s + 1` (Peng et al. 2023, eq. (22)), so logits grow by
     :math:`\mu^2`. DeepSeek splits it: cos and sin get :math:`\mu(s, m)/\mu(s, m_{\text{all}})` (1 when the two are
     equal, as in V3), and the softmax scale :math:`1/\sqrt d` of *every* dimension gets :math:`\mu(s, m_{\text{all}})^2`
-    (transformers' ``yarn_apply_mscale``), where :math:`\mu(s, m) = 0.1\,m\ln s + 1`.
+    (transformers' ``yarn_apply_mscale``), where :math:`\mu(s, m) = 0.1\,m\ln s + 1`. LongRoPE's is
+    :math:`\sqrt{1 + \ln s/\ln L}`. Each curve calls the formula its rope_type uses (:mod:`.formulas`).
     """
     s = as_array("factors", factors, ndim=1).astype(np.float64, copy=False)
     if s.shape[0] > _MAX_CURVE_POINTS:
@@ -217,5 +259,5 @@ def temperature_curves(
         yarn=mu(1.0),
         deepseek_rope=mu(mscale) / all_dim,
         deepseek_softmax=all_dim**2,
-        longrope=np.sqrt(1.0 + np.log(s) / math.log(length)),
+        longrope=np.array([longrope_attention_factor(v, original_max_position_embeddings=length) for v in s]),
     )

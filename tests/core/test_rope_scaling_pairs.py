@@ -1,4 +1,5 @@
-r"""extension_analysis against independent derivations and published numbers (docs/references.md), plus invariants."""
+r"""posenc_core.rope_scaling (per-pair analysis, NTK bases, temperatures) against independent derivations and
+published numbers (docs/references.md), plus invariants."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc_core import PosEncError, rope_frequencies, rope_inv_freq, yarn_regimes
-from posenc_core.extension_analysis import (
+from posenc_core.rope_scaling import (
     angle_coverage,
     dynamic_ntk_alpha,
     implied_base,

@@ -1,24 +1,6 @@
-r"""Rotary position embedding, RoPE (Su et al. 2021, "RoFormer", arXiv:2104.09864, §3.2–3.4).
+r"""The rotation itself: frequencies, angles, rotated vectors and the scores between them, in either pairing.
 
-Split a query or key of dimension d into d/2 two-dimensional pairs and turn pair i of the vector at position m by the
-angle :math:`m\,\theta_i`, with :math:`\theta_i = \text{base}^{-2i/d}`:
-
-.. math::
-    \begin{pmatrix} x'_1 \\ x'_2 \end{pmatrix} =
-    \begin{pmatrix} \cos m\theta_i & -\sin m\theta_i \\ \sin m\theta_i & \cos m\theta_i \end{pmatrix}
-    \begin{pmatrix} x_1 \\ x_2 \end{pmatrix}.
-
-Rotations compose, :math:`R_m^\top R_n = R_{n-m}`, so the score :math:`(R_m q)^\top (R_n k) = q^\top R_{n-m} k` depends
-on the positions only through the offset n − m: absolute rotations, relative scores. Rotations also keep lengths, so
-RoPE changes the angle between q and k, never their norms.
-
-Which coordinates form a pair is a convention, and the two in use are not interchangeable:
-
-* ``pairing="half"`` — pair i is (x_i, x_{i+d/2}); Hugging Face / GPT-NeoX ``rotate_half``.
-* ``pairing="interleaved"`` — pair i is (x_{2i}, x_{2i+1}); the RoFormer paper, GPT-J, Meta's original Llama code.
-
-Both rotate by +m·θ_i and differ only by a fixed permutation of the dimensions; a checkpoint trained with one and run
-with the other silently scores with the wrong pairs (HF permutes Meta's q/k weights when converting for this reason).
+See :mod:`posenc_core.rope` for the maths; Su et al. 2021, "RoFormer", arXiv:2104.09864, §3.2–3.4.
 """
 
 from __future__ import annotations
@@ -27,17 +9,28 @@ import math
 
 import numpy as np
 
-from . import _trig
-from .attention import check_finite_scores
-from .errors import MAX_ELEMENTS, PosEncError, as_array, as_choice, as_float, as_int, check_elements
+from .. import _trig
+from ..errors import (
+    MAX_ELEMENTS,
+    PosEncError,
+    as_array,
+    as_choice,
+    as_float,
+    as_int,
+    check_elements,
+    check_finite_scores,
+)
 
 __all__ = [
     "PAIRINGS",
     "apply_rope",
+    "pair_index",
+    "pairing_permutation",
     "rope_angles",
     "rope_inv_freq",
     "rope_rotation_matrix",
     "rope_scores",
+    "rope_scores_mixed_pairing",
     "rope_wavelengths",
 ]
 
@@ -162,6 +155,61 @@ def rope_scores(
         scores = q_rot @ np.swapaxes(k_rot, -1, -2)
     check_finite_scores(scores)
     return scores
+
+
+# --- pairings -------------------------------------------------------------------------------------------------------
+
+
+def pairing_permutation(dim: int) -> np.ndarray:
+    r"""The index array P, shape (d,), that lays interleaved pairs out half-split: ``x[..., P]`` puts
+    :math:`x_{2i}` in slot i and :math:`x_{2i+1}` in slot i + d/2, so that for every x and every position
+
+    .. math::
+        \operatorname{RoPE}_{\text{interleaved}}(x)[P] = \operatorname{RoPE}_{\text{half}}(x[P]).
+
+    The two conventions are one rotation written in two orders of the dimensions. Its inverse is ``np.argsort(P)``.
+    Paper: Su et al. 2021, arXiv:2104.09864, eq. (13) (interleaved); GPT-NeoX / Hugging Face ``rotate_half`` (half).
+    """
+    dim = as_int("dim", dim, lo=2, hi=MAX_ROTARY_DIM, even=True)
+    return np.concatenate([np.arange(0, dim, 2), np.arange(1, dim, 2)])  # (d,): evens, then odds
+
+
+def pair_index(dim: int, *, pairing: str) -> np.ndarray:
+    r"""The pair each of the d dimensions belongs to, shape (d,) int64: :math:`j // 2` for ``"interleaved"`` (pair i =
+    (x_{2i}, x_{2i+1})), :math:`j \bmod d/2` for ``"half"`` (pair i = (x_i, x_{i+d/2}))."""
+    dim = as_int("dim", dim, lo=2, hi=MAX_ROTARY_DIM, even=True)
+    pairing = as_choice("pairing", pairing, PAIRINGS)
+    j = np.arange(dim, dtype=np.int64)
+    return j // 2 if pairing == "interleaved" else j % (dim // 2)
+
+
+def rope_scores_mixed_pairing(
+    q: object,
+    k: object,
+    inv_freq: object,
+    *,
+    query_pairing: str,
+    key_pairing: str,
+    query_positions: object = None,
+    key_positions: object = None,
+    scale: float | None = None,
+) -> np.ndarray:
+    r"""Logits :math:`s\,(R^{a}_m q)^\top (R^{b}_n k)`, shape (…, Lq, Lk): queries rotated with pairing a, keys with b.
+
+    With a = b this is :func:`posenc_core.rope_scores` and depends on n − m only. With a ≠ b the two rotations turn
+    different pairs of dimensions, :math:`(R^a_m)^\top R^b_n` is no function of n − m, and neither is the score.
+    Positions default as in ``rope_scores`` (keys 0 … Lk − 1, queries the last Lq of them); ``scale`` defaults to
+    :math:`1/\sqrt{d}`.
+    """
+    query_pairing = as_choice("query_pairing", query_pairing, PAIRINGS)
+    key_pairing = as_choice("key_pairing", key_pairing, PAIRINGS)
+    return rope_scores(
+        q, k, inv_freq, query_positions=query_positions, key_positions=key_positions,
+        pairing=query_pairing, key_pairing=key_pairing, scale=scale,
+    )  # fmt: skip
+
+
+# --- helpers --------------------------------------------------------------------------------------------------------
 
 
 #: Entries of x rotated per block: the block's phasors, x and the result stay in L2 cache.

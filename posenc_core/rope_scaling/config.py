@@ -15,21 +15,27 @@ max_position_embeddings    n_positions (GPT-J)
 partial_rotary_factor      rope_parameters[...], rotary_pct (GPT-NeoX), rotary_dim / head_dim (GPT-J)
 rope_scaling               rope_parameters (transformers ≥ 5; may be nested per layer type, e.g. Gemma 3)
 original_max_position_…    top level (Phi-3) wins over the value inside rope_scaling, as in transformers
+
+:func:`config_training_length` reads the pre-training length a config records and :func:`config_scaling` the
+(rope_type, factor s) it asks for, with transformers' rule for a missing factor (:func:`~.formulas.implied_factor`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 
-from .errors import PosEncError, as_float, as_int
-from .rope_scaling import RopeFrequencies, rope_frequencies
+from ..errors import PosEncError, as_float, as_int
+from .formulas import implied_factor
+from .registry import ROPE_REGISTRY, RopeFrequencies, rope_frequencies
 
-__all__ = ["rope_frequencies_from_config"]
+__all__ = ["ConfigScaling", "config_scaling", "config_training_length", "rope_frequencies_from_config"]
 
 _DEFAULT_THETA = 10000.0  # RoFormer's base, which transformers assumes when a config gives none
-_SCALED_TYPES = ("yarn", "llama3", "longrope")  # the types that read original_max_position_embeddings
+#: The types that read original_max_position_embeddings, so a top-level value is passed on to them.
+SCALED_TYPES = tuple(name for name, entry in ROPE_REGISTRY.items() if entry.reads_original)
 # GPT-2-style names (GPT-J: n_embd, n_head, n_positions) next to the Llama-style ones.
 _HIDDEN = ("hidden_size", "n_embd")
 _HEADS = ("num_attention_heads", "n_head")
@@ -57,7 +63,7 @@ def rope_frequencies_from_config(
     if max_pos is not None:
         max_pos = as_int("max_position_embeddings", max_pos, lo=1, hi=2**40)
     rope_type = scaling.get("rope_type", scaling.get("type"))
-    if rope_type in _SCALED_TYPES and config.get("original_max_position_embeddings") is not None:
+    if rope_type in SCALED_TYPES and config.get("original_max_position_embeddings") is not None:
         scaling["original_max_position_embeddings"] = config["original_max_position_embeddings"]
     return rope_frequencies(
         head_dim,
@@ -66,6 +72,49 @@ def rope_frequencies_from_config(
         max_position_embeddings=max_pos,
         seq_len=seq_len,
         partial_rotary_factor=partial,
+    )
+
+
+class ConfigScaling(NamedTuple):
+    """The scaling a config asks for: its rope_type and extension factor s (1 without scaling)."""
+
+    rope_type: str
+    factor: float
+
+
+def config_training_length(config: Mapping[str, object]) -> int | None:
+    r"""The pre-training context L a config records: ``original_max_position_embeddings`` (top level, which wins, or
+    inside ``rope_scaling`` / ``rope_parameters``), else ``max_position_embeddings`` (``n_positions``); None if none.
+
+    The length YaRN, Llama 3 and LongRoPE read as the original one (transformers falls back to
+    max_position_embeddings the same way).
+    """
+    if not isinstance(config, Mapping):
+        raise PosEncError(f"config must be a dict parsed from config.json, got {type(config).__name__}")
+    value = config.get("original_max_position_embeddings")
+    for key in ("rope_scaling", "rope_parameters"):
+        scaling = config.get(key)
+        if value is None and isinstance(scaling, Mapping):
+            value = scaling.get("original_max_position_embeddings")
+    if value is None:
+        value = _first(config, _MAX_POSITIONS)
+    return None if value is None else as_int("original_max_position_embeddings", value, lo=1, hi=2**40)
+
+
+def config_scaling(config: Mapping[str, object], *, layer_type: str | None = None) -> ConfigScaling:
+    r"""(rope_type, s) a config asks for: ("default", 1.0) without scaling. A missing ``factor`` is
+    :func:`~.formulas.implied_factor`'s max_position_embeddings / original length, as transformers reads YaRN and
+    LongRoPE configs (Phi-3: 131072 / 4096 = 32)."""
+    if not isinstance(config, Mapping):
+        raise PosEncError(f"config must be a dict parsed from config.json, got {type(config).__name__}")
+    scaling = _rope_dict(config, layer_type)
+    rope_type = str(scaling.get("rope_type", scaling.get("type", "default")))
+    factor, max_pos = scaling.get("factor"), _first(config, _MAX_POSITIONS)
+    if factor is None and max_pos is None:
+        return ConfigScaling(rope_type, 1.0)  # nothing to imply a factor from
+    original = config_training_length(config) or 1  # None only with a factor given, which needs no length
+    return ConfigScaling(
+        rope_type, implied_factor(factor, max_position_embeddings=max_pos, original_max_position_embeddings=original)
     )
 
 

@@ -1,5 +1,5 @@
-r"""posenc_core.rope_analysis against independent derivations: loops written from the formulas, Hugging Face's
-weight-conversion permutation, and the numbers the page and the articles it cites quote."""
+r"""posenc_core.rope's pairings and near repeats against independent derivations: loops written from the formulas,
+Hugging Face's weight-conversion permutation, and the numbers the page and the articles it cites quote."""
 
 from __future__ import annotations
 
@@ -11,12 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc_core as pc
-from posenc_core.rope_analysis import (
-    _returns,
-    pairing_permutation,
-    rope_near_repeats,
-    rope_scores_mixed_pairing,
-)
+from posenc_core import pairing_permutation, rope_near_repeats, rope_scores_mixed_pairing
+from posenc_core.rope.curves import _returns
 
 PROP = settings(max_examples=60, deadline=None)
 half_dims = st.integers(min_value=1, max_value=64)
@@ -139,12 +135,24 @@ def test_thirty_degrees_per_token_repeats_at_twelve_as_the_wechat_article_says()
 
 
 @pytest.mark.parametrize(("dim", "base", "tolerance"), [(128, 1e4, 0.1), (64, 5e5, 0.05), (512, 1e7, 0.5)])
-def test_near_repeats_equal_first_near_repeat_of_each_prefix(dim: int, base: float, tolerance: float) -> None:
+def test_near_repeats_equal_a_dense_search_of_each_prefix(dim: int, base: float, tolerance: float) -> None:
     inv_freq = pc.rope_inv_freq(dim, base=base)
     got = rope_near_repeats(inv_freq, tolerance=tolerance, max_distance=10**6)
     assert len(got) == dim // 2
     for k in range(1, 7):
-        assert got[k - 1] == pc.rope_first_near_repeat(inv_freq[:k], tolerance=tolerance, max_distance=10**6)
+        assert got[k - 1] == dense_first_return(inv_freq[:k], tolerance, 10**6)
+
+
+def dense_first_return(inv_freq: np.ndarray, tolerance: float, max_distance: int) -> int | None:
+    r"""The first r in 1 … max_distance with :math:`\cos(r\theta_i) \ge \cos(\text{tolerance})` for every pair,
+    testing every r (in chunks), with no sieve and no windows."""
+    threshold = math.cos(tolerance)
+    for start in range(1, max_distance + 1, 2**16):
+        r = np.arange(start, min(start + 2**16, max_distance + 1), dtype=np.float64)
+        hits = np.flatnonzero(np.all(np.cos(np.multiply.outer(r, inv_freq)) >= threshold, axis=1))
+        if hits.size:
+            return int(r[hits[0]])
+    return None
 
 
 def test_near_repeats_for_d128_base_1e4() -> None:

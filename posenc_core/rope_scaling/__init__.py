@@ -1,0 +1,102 @@
+r"""RoPE context extension: PI, NTK-aware, dynamic NTK, YaRN, Llama 3 and LongRoPE behind one signature.
+
+A model trained on sequences of length L has seen each pair's angle :math:`m\theta_i` only for m < L. Running it on
+s·L tokens shows the fast pairs nothing new (they turned many times in training) but pushes the slow pairs to angles
+they never saw. Every method here changes the frequencies :math:`\theta_i` — and some the logit temperature — so
+that the longer context stays in familiar territory. :func:`rope_frequencies` returns ``(inv_freq, attention_factor)``
+exactly as Hugging Face ``transformers`` (``modeling_rope_utils.ROPE_INIT_FUNCTIONS``) computes them, with the same
+config keys, so a model's ``rope_scaling`` / ``rope_parameters`` dict pastes straight in. (transformers works in
+float32; these are the same formulas in float64.)
+
+=========== =============================================================== ==========================================
+rope_type   inv_freq                                                        source
+=========== =============================================================== ==========================================
+default     :math:`\theta_i = b^{-2i/d}`                                    Su et al. 2021, arXiv:2104.09864
+linear      :math:`\theta_i / s` (≡ positions / s)                          Chen et al. 2023 (PI), arXiv:2306.15595
+ntk         base :math:`b' = b\,s^{d/(d-2)}`                                bloc97 2023 (NTK-aware); not an HF type
+dynamic     :math:`b' = b\,(s\,\ell/L - (s-1))^{d/(d-2)}`, ℓ = max(seq, L)  emozilla 2023; HF "dynamic"
+yarn        ramp between :math:`\theta_i/s` and :math:`\theta_i`, mscale    Peng et al. 2023, arXiv:2309.00071
+llama3      three wavelength bands, smooth blend                            Meta 2024, Llama 3.1 (arXiv:2407.21783)
+longrope    per-pair factors :math:`\theta_i / f_i` (short / long)          Ding et al. 2024, arXiv:2402.13753
+=========== =============================================================== ==========================================
+
+A small package, as transformers' ``modeling_rope_utils`` is one module:
+
+* :mod:`.registry` — one :class:`RopeType` entry per rope_type (:data:`ROPE_REGISTRY`: keys, compute function, whether
+  it reads ``original_max_position_embeddings``, how to build its ``rope_scaling`` from a factor and a training
+  length) and :func:`rope_frequencies`;
+* :mod:`.formulas` — the closed forms the types, pages and checks share, each written once (NTK base, dynamic α,
+  YaRN's temperature and ramp, LongRoPE's attention factor, the implied factor);
+* :mod:`.pairs` — what a method does to each pair: regimes, turns, angles, implied base, temperatures;
+* :mod:`.config` — a model's ``config.json`` → its frequencies, its training length and its (rope_type, s).
+"""
+
+from .config import (
+    SCALED_TYPES,
+    ConfigScaling,
+    config_scaling,
+    config_training_length,
+    rope_frequencies_from_config,
+)
+from .formulas import (
+    MAX_FACTOR,
+    dynamic_ntk_alpha,
+    implied_factor,
+    longrope_attention_factor,
+    ntk_base,
+    ntk_exponent,
+    yarn_correction_range,
+    yarn_mscale,
+    yarn_ramp,
+)
+from .pairs import (
+    REGIMES,
+    TemperatureCurves,
+    YarnRegimes,
+    angle_coverage,
+    implied_base,
+    pair_regimes,
+    regime_counts,
+    rotations_in_context,
+    temperature_curves,
+    unseen_angles,
+    unseen_pair_count,
+    yarn_ramp_by_turns,
+    yarn_regimes,
+)
+from .registry import ROPE_REGISTRY, ROPE_TYPES, RopeFrequencies, RopeType, rope_frequencies
+
+__all__ = [
+    "MAX_FACTOR",
+    "REGIMES",
+    "ROPE_REGISTRY",
+    "ROPE_TYPES",
+    "SCALED_TYPES",
+    "ConfigScaling",
+    "RopeFrequencies",
+    "RopeType",
+    "TemperatureCurves",
+    "YarnRegimes",
+    "angle_coverage",
+    "config_scaling",
+    "config_training_length",
+    "dynamic_ntk_alpha",
+    "implied_base",
+    "implied_factor",
+    "longrope_attention_factor",
+    "ntk_base",
+    "ntk_exponent",
+    "pair_regimes",
+    "regime_counts",
+    "rope_frequencies",
+    "rope_frequencies_from_config",
+    "rotations_in_context",
+    "temperature_curves",
+    "unseen_angles",
+    "unseen_pair_count",
+    "yarn_correction_range",
+    "yarn_mscale",
+    "yarn_ramp",
+    "yarn_ramp_by_turns",
+    "yarn_regimes",
+]
