@@ -21,6 +21,7 @@ from posenc_core.bias_analysis import (
     random_logits,
 )
 
+from ..catalog import PageEntry
 from ..figures import alibi as figs
 from ..figures import heatmap
 from ..i18n import t
@@ -179,3 +180,5 @@ VIEW = View(
         checks=("slopes", "forms"),
     ),
 )
+
+PAGE = PageEntry("pages/8_ALiBi.py", VIEW, preview="slopes")

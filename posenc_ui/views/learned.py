@@ -30,7 +30,7 @@ from posenc_core import (
     sinusoidal,
 )
 
-from ..catalog import ROOT
+from ..catalog import ROOT, PageEntry
 from ..figures import heatmap
 from ..figures import learned as figs
 from ..figures import sinusoidal as sin_figs
@@ -273,3 +273,5 @@ VIEW = View(
         checks=("wall", "onehot"),
     ),
 )
+
+PAGE = PageEntry("pages/4_Learned_absolute.py", VIEW, preview="extrapolation")

@@ -24,6 +24,7 @@ from posenc_core import (
 )
 from posenc_core.bias_analysis import diagonal_spread, position_cross_scores, t5_max_exact, toeplitz_deviation
 
+from ..catalog import PageEntry
 from ..figures import heatmap
 from ..figures import relative as figs
 from ..memo import memo
@@ -193,3 +194,5 @@ VIEW = View(
         checks=("toeplitz", "t5", "cross"),
     ),
 )
+
+PAGE = PageEntry("pages/5_Relative.py", VIEW, preview="t5_buckets")

@@ -36,6 +36,7 @@ from posenc_core.rope_analysis import (
     rope_scores_mixed_pairing,
 )
 
+from ..catalog import PageEntry
 from ..figures import rope as figs
 from ..i18n import t
 from ..memo import memo
@@ -464,3 +465,5 @@ VIEW = View(
         checks=("relative", "permutation", "wrong", "mixed", "published", "no_decay", "period", "toy"),
     ),
 )
+
+PAGE = PageEntry("pages/6_RoPE.py", VIEW, preview="decay")

@@ -12,7 +12,7 @@ from posenc_ui.i18n import t
 from posenc_ui.views import VIEWS
 
 LANGS = ["zh", "en"]
-PAGES = [page for page in catalog.PAGES if page.built]
+PAGES = list(catalog.PAGES)
 PAGE_SCRIPTS = [page.script for page in PAGES]
 ALL_SCRIPTS = [None, *PAGE_SCRIPTS]
 
