@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .i18n import PAGE_WORDS
+
 if TYPE_CHECKING:
     from .views.base import View
 
 ROOT = Path(__file__).resolve().parent.parent
 HOME_SCRIPT = "app.py"
-WORDS = ROOT / "assets" / "i18n" / "pages"
 PREVIEWS = ROOT / "assets" / "previews"
 
 
@@ -64,7 +65,7 @@ class PageEntry:
 
     def words(self, lang: str) -> Path:
         r"""The file holding this page's strings in ``lang`` (its title and promise included)."""
-        return WORDS / f"{self.id}.{lang}.json"
+        return PAGE_WORDS / f"{self.id}.{lang}.json"
 
     @property
     def preview_file(self) -> Path:
