@@ -199,7 +199,7 @@ def test_binary_overflow_keeps_last_good_figure(open_page) -> None:
     assert not at.error
 
 
-def test_navigation_links_every_built_page_in_the_chosen_language(open_page) -> None:
+def test_navigation_links_every_page_in_the_chosen_language(open_page) -> None:
     at = open_page(None, lang="zh")
     labels = [link.proto.label for link in at.sidebar.get("page_link")]
     for page in PAGES:
