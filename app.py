@@ -1,6 +1,6 @@
 r"""posenc — how Transformers encode position. Home page: what position encoding is for, and the reading path.
 
-Run with ``streamlit run app.py``; the teaching pages live in ``pages/`` (see ``posenc_ui/frame.py``).
+Run with ``streamlit run app.py``; the teaching pages live in ``pages/`` (see ``posenc_ui/frame/``).
 """
 
 from posenc_ui.frame import reading_path, start

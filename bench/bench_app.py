@@ -38,7 +38,7 @@ DRAGGED = {
 }  # fmt: skip
 
 
-def dragged(page: catalog.PageInfo) -> str:
+def dragged(page: catalog.PageEntry) -> str:
     view = next(v for v in VIEWS if v.page_id == page.id)
     first_slider = next(p.name for p in view.params if isinstance(p, IntParam))
     return DRAGGED.get(page.id, f"{page.id}.{first_slider}")
@@ -71,7 +71,7 @@ def payload(at: AppTest) -> tuple[int, int]:
     return max(sizes), sum(sizes)
 
 
-def bench_page(page: catalog.PageInfo, moves: int) -> dict[str, float]:
+def bench_page(page: catalog.PageEntry, moves: int) -> dict[str, float]:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
     at.switch_page(page.script)
@@ -132,7 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moves", type=int, default=30)
     args = parser.parse_args()
-    for page in (p for p in catalog.PAGES if p.built):
+    for page in catalog.PAGES:
         row = bench_page(page, args.moves)
         print(f"{page.number}. {page.id:<11} " + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()), flush=True)
     for name, seconds in cold_start().items():

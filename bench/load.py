@@ -294,7 +294,7 @@ def walk(session: Session, stats: Stats, *, pages: Sequence[str], moves: int, th
 
 def built_paths() -> list[str]:
     r"""URL paths of every built page, in reading order (from the catalogue, never a fixed list)."""
-    return [page.url_path for page in catalog.PAGES if page.built]
+    return [page.url_path for page in catalog.PAGES]
 
 
 @dataclass

@@ -1,8 +1,6 @@
 r"""Page 7 — context extension: PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE on real models, and a paste box."""
 
-import streamlit as st
-
-from posenc_ui.frame import start, widget_key
+from posenc_ui.frame import start
 from posenc_ui.presets import MAX_CONFIG_CHARS
 from posenc_ui.views.extension import VIEW, preset_table, readouts
 
@@ -41,8 +39,7 @@ with start(VIEW) as page:
 
     page.heading("h_paste")
     page.text("paste")
-    config_box = widget_key(VIEW.page_id, "config")
-    st.text_area(page.t("extension.config"), key=config_box, height=260, max_chars=MAX_CONFIG_CHARS)
+    page.paste_box("config", height=260, max_chars=MAX_CONFIG_CHARS)
     page.figure("pasted")
     page.text("takeaway")
 

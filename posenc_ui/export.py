@@ -21,15 +21,11 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 import plotly.offline
 
 from .figures.style import EXPORT_BORDER
-
-if TYPE_CHECKING:
-    from .views.base import View
 
 FORMATS: tuple[str, ...] = ("html", "png", "svg")
 MIME = {"html": "text/html", "png": "image/png", "svg": "image/svg+xml"}
@@ -96,10 +92,9 @@ def bytes_builder(fig: go.Figure, fmt: str) -> Callable[[], bytes]:
 
 def write_site(out: Path, langs: Sequence[str], *, images: bool = True) -> list[Path]:
     r"""Write every page's default figures under ``out/<lang>/`` and an ``out/index.html``; return the files."""
-    from . import catalog
+    from .catalog import PAGES
     from .i18n import t
     from .state import defaults
-    from .views import VIEWS
 
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "plotly.min.js"]
@@ -109,20 +104,18 @@ def write_site(out: Path, langs: Sequence[str], *, images: bool = True) -> list[
         folder = out / lang
         folder.mkdir(exist_ok=True)
         sections.append(f"<h2>{html.escape(t('export.site_lang', lang))}</h2>")
-        for view in VIEWS:
-            values = defaults(view.params, lang)
-            page = catalog.BY_ID[view.page_id]
-            title = t(f"page.{page.id}.title", lang)
+        for page in PAGES:
+            values = defaults(page.view.params, lang)
             items: list[str] = []
-            for name, build in view.figures.items():
+            for name, build in page.view.figures.items():
                 fig = build(values, lang)
-                stem = folder / f"{page.number}-{view.page_id}-{name}"
+                stem = folder / f"{page.number}-{page.id}-{name}"
                 stem.with_suffix(".html").write_bytes(html_bytes(fig, plotlyjs="../plotly.min.js"))
                 written.append(stem.with_suffix(".html"))
                 items.append(_site_item(fig, stem, out, images, written))
             sections.append(
-                f"<h3>{page.number}. {html.escape(title)}</h3>"
-                f"<p>{html.escape(t(f'page.{page.id}.promise', lang))}</p><div class='grid'>{''.join(items)}</div>"
+                f"<h3>{page.number}. {html.escape(t(page.title_key, lang))}</h3>"
+                f"<p>{html.escape(t(page.promise_key, lang))}</p><div class='grid'>{''.join(items)}</div>"
             )
     index = out / "index.html"
     index.write_text(_site_page(sections), encoding="utf-8")
@@ -147,19 +140,6 @@ def _site_item(fig: go.Figure, stem: Path, out: Path, images: bool, written: lis
     )
 
 
-#: The figure each home-page card shows, drawn small and without words so one image serves both languages.
-PREVIEW_FIGURES = {
-    "why": "residuals", "first": "binary", "sinusoidal": "heatmap", "learned": "extrapolation",
-    "relative": "t5_buckets", "alibi": "slopes", "extension": "wavelengths", "compare": "matrices",
-    "rope": "decay",
-}  # fmt: skip
-
-
-def preview_name(view: View) -> str:
-    r"""The figure a page's home card shows: chosen in :data:`PREVIEW_FIGURES`, else the page's first figure."""
-    return PREVIEW_FIGURES.get(view.page_id, next(iter(view.figures)))
-
-
 PREVIEW_SIZE = (480, 240)
 
 
@@ -181,18 +161,19 @@ def preview_figure(fig: go.Figure) -> go.Figure:
 
 def write_previews(folder: Path) -> list[Path]:
     r"""The home page's card images, ``folder/<page id>.png``, from each page's figure at its defaults."""
+    from .catalog import PAGES
     from .state import defaults
-    from .views import VIEWS
 
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for view in VIEWS:
-        fig = preview_figure(view.figures[preview_name(view)](defaults(view.params), "en"))
+    for page in PAGES:
+        view = page.view
+        fig = preview_figure(view.figures[page.preview](defaults(view.params), "en"))
         width, height = PREVIEW_SIZE
         with _kaleido_lock:
             _ensure_kaleido()
             png = kaleido_png(fig, width, height)
-        path = folder / f"{view.page_id}.png"
+        path = folder / page.preview_file.name
         path.write_bytes(png)
         written.append(path)
     return written

@@ -1,7 +1,12 @@
 r"""Every visible string, in Chinese and English, from the JSON catalogues in ``assets/i18n/``.
 
+One scheme for every page: ``assets/i18n/shared.<lang>.json`` holds the words every page shares (navigation, the
+frame, export, share and explain panels, axis and encoding names); ``assets/i18n/pages/<page_id>.<lang>.json`` holds
+one page's words, keyed ``<page_id>.…`` plus its ``page.<page_id>.title`` and ``.promise`` (the home page's are
+``home.…``).
+
 ``t(key, lang, **fmt)`` is a pure lookup (plus ``str.format``), so figure builders and the export command use it
-without a Streamlit session. Keys are dotted (``"p3.intro"``); both catalogues hold the same keys with the same
+without a Streamlit session. Keys are dotted (``"sinusoidal.intro"``); both catalogues hold the same keys with the same
 ``{placeholders}`` — ``tests/app/test_i18n.py`` fails otherwise. A missing key raises ``KeyError`` rather than
 showing a half-translated page.
 """
@@ -17,19 +22,24 @@ LANGS: tuple[str, ...] = ("zh", "en")
 #: The language when neither the URL nor the browser names one we have.
 DEFAULT_LANG = "en"
 CATALOGUE_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
+PAGE_WORDS = CATALOGUE_DIR / "pages"
+
+
+def shared_words(lang: str) -> Path:
+    r"""The file of the words every page shares, in ``lang``."""
+    return CATALOGUE_DIR / f"shared.{lang}.json"
 
 
 @functools.cache
 def catalogue(lang: str) -> Mapping[str, str]:
-    r"""The string table of ``lang`` (one of :data:`LANGS`), read once per process.
+    r"""The string table of ``lang`` (one of :data:`LANGS`), read once per process: the shared words and every page's.
 
-    ``assets/i18n/<lang>.json`` holds the frame's and the first pages' strings; each later page keeps its own in
-    ``assets/i18n/pages/<page_id>.<lang>.json``. A key defined twice is an error, not a silent override.
+    A key defined twice is an error, not a silent override.
     """
     if lang not in LANGS:
         raise KeyError(f"unknown language {lang!r}; have {LANGS}")
     table: dict[str, str] = {}
-    for path in [CATALOGUE_DIR / f"{lang}.json", *sorted((CATALOGUE_DIR / "pages").glob(f"*.{lang}.json"))]:
+    for path in [shared_words(lang), *sorted(PAGE_WORDS.glob(f"*.{lang}.json"))]:
         with path.open(encoding="utf-8") as fh:
             part = json.load(fh)
         clash = sorted(set(part) & set(table))

@@ -170,7 +170,7 @@ class ConfigTextParam(Param):
     r"""The paste box's text. In a link it travels as compact JSON of its RoPE fields only (a full config would make
     a 64 kB URL); a link value that is not a JSON object falls back to the default with a notice."""
 
-    widget: str = "text_area"  # drawn by the page itself; the frame's controls() does not draw it
+    widget: str = "text_area"  # drawn by page.paste_box(), not controls()
 
     def _parse(self, text: str) -> str:
         try:

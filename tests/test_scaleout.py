@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_two_backends_behind_nginx_lose_one_and_no_session_is_lost() -> None:
-    pages = [page.url_path for page in catalog.PAGES if page.built][:3]
+    pages = [page.url_path for page in catalog.PAGES][:3]
     sessions = 12  # all on one backend by chance: 2 · 2⁻¹² ≈ 0.05 %
     args = argparse.Namespace(sessions=sessions, moves=2, think=0.5, kill_after=2.5, deadline=20.0, duration=60.0,
                               pages=pages)  # fmt: skip

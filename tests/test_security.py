@@ -99,7 +99,7 @@ def test_pages_write_nothing_outside_a_temp_folder(tmp_path: Path, monkeypatch: 
     monkeypatch.chdir(cwd)
     _recording = []
     try:
-        for page in [None, *(p for p in catalog.PAGES if p.built)]:
+        for page in [None, *catalog.PAGES]:
             at = AppTest.from_file(str(ROOT / catalog.HOME_SCRIPT), default_timeout=30)
             if page is not None:
                 at.switch_page(page.script)
@@ -130,19 +130,18 @@ def outside_code_spans(markdown: str) -> str:
 def test_user_text_in_notices_and_refusals_is_not_markup() -> None:
     r"""A shared link's values and a pasted config's text reach the page only inside code spans (frame.code_span)."""
     shown = []
-    view = next(p for p in catalog.PAGES if p.built)
+    first = catalog.PAGES[0]
     at = AppTest.from_file(str(ROOT / catalog.HOME_SCRIPT), default_timeout=30)
-    at.switch_page(view.script)
+    at.switch_page(first.script)
     at.query_params.update({"lang": "en", **{name: LINK for name in ("dim", "length", "seed", "pair")}})
     at.run()
     shown += [w.value for w in at.warning]
-    if catalog.BY_ID["extension"].built:
-        at = AppTest.from_file(str(ROOT / catalog.HOME_SCRIPT), default_timeout=30)
-        at.switch_page(catalog.BY_ID["extension"].script)
-        config = '{"max_position_embeddings": 4096, "hidden_size": 64, "num_attention_heads": 1, "rope_scaling": '
-        at.query_params.update({"lang": "en", "config": config + '{"rope_type": "[evil](https://evil.example/x)"}}'})
-        at.run()
-        shown += [e.value for e in at.error]
+    at = AppTest.from_file(str(ROOT / catalog.HOME_SCRIPT), default_timeout=30)
+    at.switch_page(catalog.BY_ID["extension"].script)
+    config = '{"max_position_embeddings": 4096, "hidden_size": 64, "num_attention_heads": 1, "rope_scaling": '
+    at.query_params.update({"lang": "en", "config": config + '{"rope_type": "[evil](https://evil.example/x)"}}'})
+    at.run()
+    shown += [e.value for e in at.error]
     assert shown
     assert not [s for s in shown if "evil.example" in outside_code_spans(s)]
 

@@ -22,6 +22,7 @@ from posenc_core import (
     random_logits,
 )
 
+from ..catalog import PageEntry
 from ..figures import alibi as figs
 from ..figures import heatmap
 from ..i18n import t
@@ -180,3 +181,5 @@ VIEW = View(
         checks=("slopes", "forms"),
     ),
 )
+
+PAGE = PageEntry("pages/8_ALiBi.py", VIEW, preview="slopes")

@@ -29,7 +29,8 @@ from posenc_core.lab_task import (
     verdict_tolerance,
 )
 
-from ..catalog import BY_ID, ROOT
+from .. import catalog
+from ..catalog import ROOT, PageEntry
 from ..figures import compare as figs
 from ..figures import heatmap
 from ..figures.style import ENCODING_COLOURS, GREY
@@ -177,7 +178,7 @@ def _mark(holds: bool) -> str:
 
 
 def _lab_link(lang: str, query: str = "") -> str:
-    return f"{BY_ID['lab'].url_path or 'Extrapolation_lab'}?lang={lang}" + (f"&{query}" if query else "")
+    return f"{catalog.BY_ID['lab'].url_path}?lang={lang}" + (f"&{query}" if query else "")
 
 
 def extrapolation_cell(encoding: str, lang: str) -> str:
@@ -383,3 +384,5 @@ VIEW = View(
         checks=("relative", "absolute", "task_dependence", "alibi_local", "retrieval", "relative_not_enough"),
     ),
 )
+
+PAGE = PageEntry("pages/10_Compare.py", VIEW, preview="matrices")

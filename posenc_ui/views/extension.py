@@ -35,6 +35,7 @@ from posenc_core import (
     yarn_regimes,
 )
 
+from ..catalog import PageEntry
 from ..figures import extension as figs
 from ..i18n import t
 from ..memo import memo
@@ -451,3 +452,5 @@ VIEW = View(
         checks=("ntk", "dynamic", "regimes", "temperature", "interpolation"),
     ),
 )
+
+PAGE = PageEntry("pages/7_Context_extension.py", VIEW, preview="wavelengths")

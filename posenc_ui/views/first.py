@@ -19,6 +19,7 @@ from posenc_core import (
     sinusoidal,
 )
 
+from ..catalog import PageEntry
 from ..figures import positions as figs
 from ..memo import memo
 from ..state import BoolParam, IntParam
@@ -103,3 +104,5 @@ VIEW = View(
         checks=("step", "jumps"),
     ),
 )
+
+PAGE = PageEntry("pages/2_First_attempts.py", VIEW, preview="binary")

@@ -34,7 +34,7 @@ from posenc_core.lab_task import (
     verdict_tolerance,
 )
 
-from ..catalog import ROOT
+from ..catalog import ROOT, PageEntry
 from ..figures import lab as figs
 from ..lab_queue import LabQueue, cache_dir, config_key
 from ..memo import RESULTS, memo
@@ -258,3 +258,5 @@ VIEW = View(
         checks=("inside", "extrapolation"),
     ),
 )
+
+PAGE = PageEntry("pages/9_Extrapolation_lab.py", VIEW, preview="by_position")

@@ -31,7 +31,7 @@ from posenc_core import (
     trained_row_change,
 )
 
-from ..catalog import ROOT
+from ..catalog import ROOT, PageEntry
 from ..figures import heatmap
 from ..figures import learned as figs
 from ..figures import sinusoidal as sin_figs
@@ -266,3 +266,5 @@ VIEW = View(
         checks=("wall", "onehot"),
     ),
 )
+
+PAGE = PageEntry("pages/4_Learned_absolute.py", VIEW, preview="extrapolation")

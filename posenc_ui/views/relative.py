@@ -27,6 +27,7 @@ from posenc_core import (
     toeplitz_deviation,
 )
 
+from ..catalog import PageEntry
 from ..figures import heatmap
 from ..figures import relative as figs
 from ..memo import memo
@@ -196,3 +197,5 @@ VIEW = View(
         checks=("toeplitz", "t5", "cross"),
     ),
 )
+
+PAGE = PageEntry("pages/5_Relative.py", VIEW, preview="t5_buckets")

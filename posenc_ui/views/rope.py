@@ -39,6 +39,7 @@ from posenc_core import (
     toeplitz_deviation,
 )
 
+from ..catalog import PageEntry
 from ..figures import rope as figs
 from ..i18n import t
 from ..memo import memo
@@ -458,3 +459,5 @@ VIEW = View(
         checks=("relative", "permutation", "wrong", "mixed", "published", "no_decay", "period", "toy"),
     ),
 )
+
+PAGE = PageEntry("pages/6_RoPE.py", VIEW, preview="decay")

@@ -18,6 +18,7 @@ from posenc_core import (
     sinusoidal_similarity,
 )
 
+from ..catalog import PageEntry
 from ..figures import heatmap
 from ..figures import sinusoidal as figs
 from ..i18n import t
@@ -143,3 +144,5 @@ VIEW = View(
         checks=("shift", "exponent"),
     ),
 )
+
+PAGE = PageEntry("pages/3_Sinusoidal.py", VIEW, preview="heatmap")

@@ -18,6 +18,7 @@ from posenc_core import (
     token_embeddings,
 )
 
+from ..catalog import PageEntry
 from ..figures import attention as figs
 from ..memo import memo
 from ..state import ChoiceParam, IntParam
@@ -114,3 +115,5 @@ VIEW = View(
         checks=("none", "selected"),
     ),
 )
+
+PAGE = PageEntry("pages/1_Why_position.py", VIEW, preview="residuals")

@@ -7,7 +7,7 @@ import pytest
 
 from posenc_ui import export
 from posenc_ui.figures.style import figure
-from posenc_ui.views import VIEWS
+from posenc_ui.views import PAGES, VIEWS
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +57,11 @@ def test_site_without_images_has_every_figure_and_an_index(tmp_path) -> None:
     assert (tmp_path / "plotly.min.js").stat().st_size > 1_000_000
 
 
-@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)
-def test_home_previews_carry_no_words(view) -> None:
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.id)
+def test_home_previews_carry_no_words(page) -> None:
     from posenc_ui.state import defaults
 
-    fig = view.figures[export.preview_name(view)](defaults(view.params), "zh")
+    fig = page.view.figures[page.preview](defaults(page.view.params), "zh")
     bare = export.preview_figure(fig)
     assert not bare.layout.title.text and not bare.layout.annotations and bare.layout.showlegend is False
     assert bare.layout.xaxis.showticklabels is False and bare.layout.yaxis.showticklabels is False

@@ -2,13 +2,14 @@ r"""The two catalogues hold the same keys with the same placeholders, and every 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from posenc_ui import catalog
-from posenc_ui.i18n import LANGS, catalogue, lang_from_locale, t
+from posenc_ui.i18n import LANGS, PAGE_WORDS, catalogue, lang_from_locale, shared_words, t
 from posenc_ui.state import ChoiceParam
 from posenc_ui.views import VIEWS
 
@@ -27,6 +28,15 @@ def test_both_languages_have_exactly_the_same_keys() -> None:
     zh, en = set(catalogue("zh")), set(catalogue("en"))
     assert not zh - en, f"only in zh: {sorted(zh - en)}"
     assert not en - zh, f"only in en: {sorted(en - zh)}"
+
+
+def test_every_words_file_has_the_same_keys_in_both_languages() -> None:
+    r"""Parity per file, not only overall: a key in the wrong language's page file would pass the test above."""
+    files = [shared_words("en"), *sorted(PAGE_WORDS.glob("*.en.json"))]
+    assert len(files) > 1
+    for en in files:
+        zh = en.with_name(en.name.replace(".en.json", ".zh.json"))
+        assert set(json.loads(zh.read_text(encoding="utf-8"))) == set(json.loads(en.read_text(encoding="utf-8")))
 
 
 @pytest.mark.parametrize("key", sorted(catalogue("en")))

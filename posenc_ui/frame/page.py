@@ -1,0 +1,206 @@
+r"""The page API: what a page script calls to lay itself out (text, widgets, figures, checks, panels)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from posenc_core import PosEncError
+
+from .. import catalog
+from ..catalog import PageEntry
+from ..i18n import t
+from ..state import ChoiceParam, Param, encode_all
+from ..views.base import Check, View
+from .navigation import next_link, share_box
+from .panels import explain_panel, export_panel, render_check
+from .widgets import code_span, draw_text_box, draw_widget, option_label, remember, widget_key, write_url
+
+LAST_GOOD = "_posenc_last_good"  # {(page_id, figure): go.Figure} of the current page: shown when the core refuses
+PLOTLY_CONFIG = {"displaylogo": False, "scrollZoom": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+
+_TOUCH = re.compile(r"Mobi|Android|iPhone|iPad|iPod")
+
+
+def is_touch(user_agent: str) -> bool:
+    r"""Whether a browser's User-Agent names a phone or tablet (where plotly's toolbar never hides)."""
+    return bool(_TOUCH.search(user_agent))
+
+
+class Page:
+    r"""A running page: its :class:`View`, language, embed flag, and the calls that lay it out."""
+
+    def __init__(self, view: View, lang: str, embedded: bool) -> None:
+        self.view = view
+        self.lang = lang
+        self.embedded = embedded
+        self.touch = is_touch(st.context.headers.get("User-Agent", ""))
+        self.entry: PageEntry | None = catalog.BY_ID.get(view.page_id)  # None on the home page
+        self._shown: list[Check] = []
+        self._drawn: dict[str, go.Figure] = {}  # name → figure drawn this rerun (the export panel offers them)
+        self._values: dict[str, Any] | None = None  # see values
+        # Only this page's fallbacks are ever shown: drop other pages' (~1 MB a page per session at scale).
+        kept = {key: fig for key, fig in st.session_state.get(LAST_GOOD, {}).items() if key[0] == view.page_id}
+        st.session_state[LAST_GOOD] = kept
+
+    # --- text ---------------------------------------------------------------------------------------------------
+
+    def t(self, key: str, **fmt: object) -> str:
+        r"""The string ``key`` (absolute, e.g. ``"nav.home"``) in this page's language."""
+        return t(key, self.lang, **fmt)
+
+    def text(self, key: str, **fmt: object) -> None:
+        r"""Markdown ``<page>.<key>``; left out in embed mode, which shows only figures and controls."""
+        if not self.embedded:
+            st.markdown(self.t(f"{self.view.page_id}.{key}", **fmt))
+
+    def heading(self, key: str) -> None:
+        r"""A section heading ``<page>.<key>`` (kept when embedded, as the figures' caption)."""
+        st.subheader(self.t(f"{self.view.page_id}.{key}"), anchor=False)
+
+    # --- widgets ------------------------------------------------------------------------------------------------
+
+    @property
+    def values(self) -> dict[str, Any]:
+        r"""The current value of every parameter of the page, in declaration order (a copy).
+
+        Read from the session state once and then kept up to date by :meth:`set` and the widgets: pages ask for it
+        dozens of times a rerun, and every session-state read goes through several layers of Streamlit.
+        """
+        if self._values is None:
+            self._values = {}
+            for param in self.view.params:
+                value = st.session_state[widget_key(self.view.page_id, param.name)]
+                self._values[param.name] = tuple(value) if isinstance(value, list) else value
+        return dict(self._values)
+
+    def set(self, name: str, value: Any) -> None:
+        r"""Give parameter ``name`` a new value before its widget is drawn (not after: Streamlit forbids that)."""
+        st.session_state[widget_key(self.view.page_id, name)] = list(value) if isinstance(value, tuple) else value
+        self._values = None
+
+    def controls(self, *names: str, columns: int | None = None) -> None:
+        r"""The widgets of ``names``, side by side (columns stack on a phone)."""
+        if len(names) == 1 and columns is None:  # full width either way; columns would cost two more elements
+            self._widget(self.view.param(names[0]))
+            return
+        cols = st.columns(columns or len(names))
+        for i, name in enumerate(names):
+            with cols[i % len(cols)]:
+                self._widget(self.view.param(name))
+
+    def paste_box(self, name: str, *, height: int = 260, max_chars: int | None = None) -> None:
+        r"""A text box for pasted text (e.g. a model's ``config.json``), full width.
+
+        It keeps its value like every widget (seeded from the URL or this session, written back to the link). What
+        the view makes of the text, refusals included, shows in the figures drawn from it, in the reader's language.
+        """
+        key = widget_key(self.view.page_id, name)
+        label = self.t(f"{self.view.page_id}.{name}")
+        value = draw_text_box(label, key, height=height, max_chars=max_chars)
+        self._shows(name, value)
+
+    def _widget(self, param: Param) -> None:
+        key = widget_key(self.view.page_id, param.name)
+        current = self.values
+        clamped = param.clamp(current[param.name], current)  # a bound may follow a widget drawn above
+        label = self.t(f"{self.view.page_id}.{param.name}")
+        if clamped != current[param.name]:
+            self.set(param.name, clamped)
+            old, new = param.encode(current[param.name]), param.encode(clamped)
+            st.caption(self.t("frame.widget_clamped", label=label, old=old, new=new))
+        elif getattr(param, "hi_from", None) is not None:
+            # Streamlit treats a slider whose range changed as a new widget and resets it to its minimum; the value
+            # set again through the Session State API before the widget is drawn is kept (docs/streamlit.md).
+            self.set(param.name, clamped)
+        fmt = option_label(param, self.view.page_id, self.lang) if isinstance(param, ChoiceParam) else str
+        self._shows(param.name, draw_widget(param, label, key, current, fmt))
+
+    def _shows(self, name: str, value: Any) -> None:
+        r"""What a widget just drawn shows is the parameter's value from here on."""
+        if self._values is not None:
+            self._values[name] = tuple(value) if isinstance(value, list) else value
+
+    # --- figures and checks ---------------------------------------------------------------------------------
+
+    def figure(self, name: str) -> None:
+        r"""Draw figure ``name`` (the download panel offers it); a :class:`PosEncError` shows its message instead.
+
+        The core's message is already written for people (it names the argument, the value and the allowed
+        range), so it is shown as is, above the last figure that could be drawn.
+        """
+        last_good: dict[tuple[str, str], go.Figure] = st.session_state.setdefault(LAST_GOOD, {})
+        try:
+            fig = self.view.figures[name](self.values, self.lang)
+        except PosEncError as err:
+            st.error(self.t("frame.core_refused", message=code_span(str(err), limit=400)), icon=":material/error:")
+            fig = last_good.get((self.view.page_id, name))
+            if fig is None:
+                return
+        else:
+            last_good[(self.view.page_id, name)] = fig
+        self._drawn[name] = fig
+        config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"filename": self._file_stem(name), "scale": 2}}
+        if self.touch:  # a touch screen shows plotly's toolbar always, over the title; the download panel remains
+            config["displayModeBar"] = False
+        st.plotly_chart(fig, theme=None, config=config, key=f"fig.{self.view.page_id}.{name}")
+
+    def figures(self, *names: str) -> None:
+        r"""Several figures side by side on a wide screen, one under the other on a phone."""
+        for col, name in zip(st.columns(len(names)), names, strict=True):
+            with col:
+                self.figure(name)
+
+    def _file_stem(self, name: str) -> str:
+        return f"posenc-{self.view.page_id}-{name}-{self.lang}"
+
+    def check(self, name: str) -> Check | None:
+        r"""Show the live check ``name`` (✓ when the claim holds on the numbers just drawn) and return it.
+
+        When the core refuses the current settings there is nothing to check; the figure above says why.
+        """
+        try:
+            check = self.view.checks[name](self.values)
+        except PosEncError:
+            st.caption(self.t("frame.check_skipped"))
+            return None
+        if check in self._shown:  # two claims that coincide for these settings are shown once
+            return check
+        self._shown.append(check)
+        render_check(check, self.lang)
+        return check
+
+    def refusal(self, message: str | None) -> None:
+        r"""A core refusal shown as the lesson it is, not as a crash; or ``<page>.served`` when the call worked."""
+        if message is None:
+            st.success(self.t(f"{self.view.page_id}.served", **self.values), icon=":material/check_circle:")
+        else:
+            # The refusal is the lesson (a learned table has no row past its end): a callout, not an alarm.
+            st.info(self.t("frame.refusal", message=code_span(message, limit=400)), icon=":material/lightbulb:")
+
+    # --- panels -------------------------------------------------------------------------------------------------
+
+    def explain(self) -> None:
+        r"""Formula beside the source of the core function that computes it, the paper, the live checks."""
+        if not self.embedded:
+            explain_panel(self.view.explain, self.lang, self.check)
+
+    def finish(self) -> None:
+        r"""Write the values to the URL and to the session memory; draw the export and share boxes, next-page link.
+
+        Only values that differ from their defaults are written: a link to an untouched page is just its language,
+        and a missing value is seeded with its default again (:func:`~.widgets.seed`).
+        """
+        values = self.values
+        changed = [p for p in self.view.params if values[p.name] != p.clamp(p.default_in(self.lang), values)]
+        encoded = encode_all(changed, values)
+        remember(self.view.page_id, encoded)
+        write_url({"lang": self.lang, **encoded})
+        if self.embedded:
+            return
+        export_panel(self.view.page_id, self._drawn, self.lang, self._file_stem)
+        share_box(self.entry, {"lang": self.lang, **encoded}, self.lang)
+        next_link(self.entry, self.lang)

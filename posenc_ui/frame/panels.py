@@ -1,0 +1,106 @@
+r"""The panels under a page's figures: explain (formula, paper, live checks beside the core's source) and export."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from .. import export
+from ..i18n import t
+from ..views.base import Check, Explain
+
+
+def explain_panel(explain: Explain, lang: str, check: Callable[[str], object]) -> None:
+    r"""Formula beside the source of the core function that computes it, the paper, and ``check(name)`` for each
+    of the panel's live checks."""
+    st.subheader(t("explain.title", lang), anchor=False)
+    left, right = st.columns(2, gap="large")
+    with left:
+        for formula in explain.latex:
+            st.latex(formula)
+        st.markdown(f"**{t('explain.paper', lang)}** {explain.paper}")
+        for name in explain.checks:
+            check(name)
+    with right:
+        render_sources(explain.sources, lang)
+
+
+def render_check(check: Check, lang: str) -> None:
+    r"""One live check as a coloured line: the claim, the residual just measured, ✓ or ✗."""
+    words = {name: t(key, lang) for name, key in check.fmt_keys.items()}
+    text = t(check.key, lang, residual=f"{check.residual:.1e}", **check.fmt, **words)
+    (st.success if check.passed else st.error)(f"{'✓' if check.passed else '✗'} {text}")
+
+
+def source_name(fn: Callable[..., Any]) -> str:
+    r"""``posenc_core.sinusoidal`` — the public name, whichever submodule defines the function."""
+    package = fn.__module__.split(".")[0]
+    return f"{package}.{fn.__name__}" if package == "posenc_core" else f"{fn.__module__}.{fn.__name__}"
+
+
+@functools.cache
+def source_text(fn: Callable[..., Any]) -> str:
+    r"""The source of ``fn`` (read once: ``inspect.getsource`` re-tokenises the whole file on every call)."""
+    return inspect.getsource(fn)
+
+
+def render_sources(sources: Sequence[Callable[..., Any]], lang: str) -> None:
+    r"""The exact source of each core function, one tab per function."""
+    tabs = st.tabs([source_name(fn) for fn in sources])
+    for tab, fn in zip(tabs, sources, strict=True):
+        with tab:
+            st.code(source_text(fn), language="python", height=360)
+    st.caption(t("explain.source_note", lang))
+
+
+def export_panel(page_id: str, drawn: Mapping[str, go.Figure], lang: str, file_stem: Callable[[str], str]) -> None:
+    r"""Download one figure of the page as offline HTML, PNG or SVG: pick it, pick the format, one button.
+
+    One panel a page rather than three buttons under every figure: each element costs the server work on every
+    rerun (three buttons and their row under each of eleven figures were a third of the RoPE page's elements).
+    The camera in each figure's own toolbar still saves a PNG of it as shown, in the browser.
+    """
+    names = list(drawn)
+    if not names:
+        return
+    key = f"export.{page_id}"
+    with st.expander(t("export.title", lang), icon=":material/download:"):
+        left, right = st.columns([3, 2])
+        # Labels are plain dicts' lookups: Streamlit keeps each widget's format_func for the whole session, and a
+        # closure over the page would keep every figure of every page the student has opened.
+        titles = {n: plain_title(drawn[n]) for n in names}
+        name = left.selectbox(t("export.figure", lang), names, format_func=titles.__getitem__, key=f"{key}.figure")
+        fmt = right.segmented_control(
+            t("export.format", lang),
+            export.FORMATS,
+            format_func={f: t(f"export.{f}", lang) for f in export.FORMATS}.__getitem__,
+            default=export.FORMATS[0],
+            required=True,
+            key=f"{key}.format",
+        )
+        st.download_button(
+            t("export.download", lang, format=t(f"export.{fmt}", lang)),
+            data=export.bytes_builder(drawn[name], fmt),
+            file_name=f"{file_stem(name)}.{fmt}",
+            mime=export.MIME[fmt],
+            on_click="ignore",
+            key=f"{key}.download",
+            icon=":material/download:",
+        )
+
+
+def plain_title(fig: go.Figure) -> str:
+    r"""A figure's title as plain text (plotly titles may carry ``<br>``, ``<sup>`` and the like).
+
+    Read from the figure's dict, which is what the page sends anyway: ``fig.layout`` would build the whole plotly
+    object tree of a :class:`~posenc_ui.figures.built.BuiltFigure` just for its title.
+    """
+    title = fig.to_dict().get("layout", {}).get("title", "")
+    text = (title.get("text") if isinstance(title, dict) else title) or ""
+    return " ".join(re.sub(r"<[^>]*>", " ", text).split())

@@ -1,0 +1,69 @@
+r"""The page's turn: open it (page config, language, URL → widgets, header, navigation, notices), let the page
+script draw, then finish it (values → URL, export and share boxes, next page)."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import streamlit as st
+
+from .. import catalog
+from ..catalog import ROOT
+from ..i18n import LANGS, t
+from ..state import Problem
+from ..turns import TURNS
+from ..views.base import View
+from .heap import freeze_heap
+from .language import language_switch, resolve_lang
+from .navigation import navigation
+from .page import Page
+from .widgets import notice, seed
+
+# A data: URL is passed through as is; a file path is read, re-encoded and registered again on every rerun.
+FAVICON = "data:image/png;base64," + base64.b64encode((ROOT / "assets" / "favicon.png").read_bytes()).decode()
+
+
+@contextmanager
+def start(view: View) -> Iterator[Page]:
+    r"""The page's turn: open it (:func:`open_page`), let the block draw it, then :meth:`Page.finish` it.
+
+    An exception in the block (Streamlit stopping a run for a newer one included) skips the finish, never the
+    release of the turn.
+    """
+    with TURNS:
+        page = open_page(view)
+        yield page
+        page.finish()
+
+
+def open_page(view: View) -> Page:
+    r"""Configure the page, resolve the language, seed the widgets from the URL, draw header and navigation."""
+    freeze_heap()
+    embedded = bool(st.context.is_embedded)
+    lang = resolve_lang()
+    entry = catalog.BY_ID.get(view.page_id)
+    title = t(entry.title_key if entry else "home.title", lang)
+    st.set_page_config(page_title=f"{title} · posenc", page_icon=FAVICON, layout="wide")
+    problems = seed(view, lang)
+    asked = st.query_params.get("lang")
+    if asked is not None and asked not in LANGS:  # shown once: the URL is rewritten with the language used
+        problems.insert(0, Problem("lang", asked, "invalid", lang))
+    page = Page(view, lang, embedded)
+    if not embedded:
+        header(title, lang)
+        navigation(lang)
+    else:
+        st.subheader(title, anchor=False)
+    for problem in problems:
+        st.warning(notice(problem, lang), icon=":material/link_off:")
+    return page
+
+
+def header(title: str, lang: str) -> None:
+    r"""Title on the left, the language switch on the right (on a phone they stack, switch first visible)."""
+    left, right = st.columns([5, 1], vertical_alignment="bottom")
+    left.title(title, anchor=False)
+    with right:
+        language_switch(lang)

@@ -1,0 +1,122 @@
+r"""Widgets and URL state: seed each widget once (URL, else this session's memory, else the default), draw it from
+its :class:`~posenc_ui.state.Param`, and write the values back to the address bar.
+
+Page switches drop the query string and the state of widgets not drawn (docs/streamlit.md), so each page's encoded
+values are also kept in ``st.session_state[MEMORY]`` and carried by the navigation links.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import streamlit as st
+
+from ..i18n import t
+from ..state import BoolParam, ChoiceParam, IntListParam, IntParam, Param, Problem
+from ..views.base import View
+
+MEMORY = "_posenc_memory"  # {page_id: {name: encoded value}}: survives page switches
+
+
+def widget_key(page_id: str, name: str) -> str:
+    r"""The session-state key of a page's widget (page-qualified: two pages may both have a ``length``)."""
+    return f"{page_id}.{name}"
+
+
+def seed(view: View, lang: str | None = None) -> list[Problem]:
+    r"""Put a value under every widget key that has none yet; return what the URL got wrong."""
+    memory: Mapping[str, str] = st.session_state.get(MEMORY, {}).get(view.page_id, {})
+    url = {name: st.query_params.get_all(name) for name in st.query_params}
+    state: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for param in view.params:
+        key = widget_key(view.page_id, param.name)
+        if key in st.session_state:
+            value = st.session_state[key]
+            state[param.name] = tuple(value) if isinstance(value, list) else value
+            continue
+        raw = url.get(param.name) or memory.get(param.name)
+        if raw is None:
+            value, problem = param.clamp(param.default_in(lang), state), None
+        else:
+            value, problem = param.parse(raw, state)
+        if problem is not None and param.name in url:
+            problems.append(problem)
+        state[param.name] = value
+        st.session_state[key] = list(value) if isinstance(value, tuple) else value
+    return problems
+
+
+def draw_widget(param: Param, label: str, key: str, current: Mapping[str, Any], fmt: Callable[[Any], str]) -> Any:
+    r"""The Streamlit widget of ``param`` (its value already seeded under ``key``); returns what it shows.
+
+    ``current`` holds the page's values (a bound may follow another widget), ``fmt`` labels a choice's options.
+    """
+    if isinstance(param, IntParam):
+        return st.slider(label, min_value=param.lo, max_value=param.upper(current), step=param.step, key=key)
+    if isinstance(param, BoolParam):
+        return st.toggle(label, key=key)
+    if isinstance(param, IntListParam):
+        options = range(param.lo, param.upper(current) + 1)
+        return st.multiselect(label, options, key=key, max_selections=param.max_items)
+    if isinstance(param, ChoiceParam):
+        if param.widget == "select_slider":
+            return st.select_slider(label, options=param.options, format_func=fmt, key=key)
+        if param.widget == "radio":  # long labels: a radio wraps on a phone, a segmented control does not
+            return st.radio(label, param.options, format_func=fmt, key=key, horizontal=True)
+        return st.segmented_control(label, param.options, format_func=fmt, key=key, required=True)
+    raise TypeError(f"no widget for {type(param).__name__}")
+
+
+def draw_text_box(label: str, key: str, *, height: int, max_chars: int | None) -> str:
+    r"""A text area for pasted text, seeded and remembered like every other widget (key only, never ``value=``)."""
+    return st.text_area(label, key=key, height=height, max_chars=max_chars)
+
+
+def option_label(param: ChoiceParam, page_id: str, lang: str) -> Callable[[Any], str]:
+    r"""How a choice's options read: numbers with thousands separators, words from ``<labels or page.name>.<v>``.
+
+    A plain dict's lookup, not a closure: Streamlit keeps each widget's ``format_func`` for the whole session.
+    """
+    if isinstance(param.options[0], int | float):
+        return lambda v: f"{v:,.0f}"
+    prefix = param.labels or f"{page_id}.{param.name}"
+    return {v: t(f"{prefix}.{v}", lang) for v in param.options}.__getitem__
+
+
+def write_url(params: Mapping[str, str]) -> None:
+    r"""Make the address bar reproduce the view (only when it changed, to spare the browser a message)."""
+    if st.query_params.to_dict() != dict(params):
+        st.query_params.from_dict(params)
+
+
+def remember(page_id: str, encoded: Mapping[str, str]) -> None:
+    r"""Keep the page's encoded values for this session: links to the page carry them, and they re-seed it."""
+    st.session_state.setdefault(MEMORY, {})[page_id] = dict(encoded)
+
+
+def remembered(page_id: str) -> dict[str, str]:
+    r"""What this session last had on page ``page_id`` (encoded, as a URL carries it)."""
+    return dict(st.session_state.get(MEMORY, {}).get(page_id, {}))
+
+
+def code_span(text: str, *, limit: int = 80) -> str:
+    r"""``text`` as one inline code span, so nothing a link or a config carries can render as markup.
+
+    The fence is one backtick longer than the longest run inside, and one space pads each side (CommonMark strips
+    exactly one), so a value holding backticks cannot close the span early. Newlines would end the paragraph and
+    start a new block, so they become spaces; text past ``limit`` characters is cut.
+    """
+    text = " ".join(text.splitlines())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
+def notice(problem: Problem, lang: str) -> str:
+    r"""The visible sentence for a URL value that was replaced or clamped (the raw value shown as code only)."""
+    setting = code_span(f"{problem.name}={problem.raw}")
+    return t(f"frame.url_{problem.kind}", lang, setting=setting, used=code_span(problem.used))
