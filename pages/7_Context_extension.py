@@ -1,7 +1,6 @@
 r"""Page 7 — context extension: PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE on real models, and a paste box."""
 
 from posenc_ui.frame import start
-from posenc_ui.presets import MAX_CONFIG_CHARS
 from posenc_ui.views.extension import VIEW, preset_table, readouts
 
 with start(VIEW) as page:
@@ -39,7 +38,7 @@ with start(VIEW) as page:
 
     page.heading("h_paste")
     page.text("paste")
-    page.paste_box("config", height=260, max_chars=MAX_CONFIG_CHARS)
+    page.paste_box("config", height=260)
     page.figure("pasted")
     page.text("takeaway")
 

@@ -43,7 +43,7 @@ from .compare import (
     position_score_matrix,
     toeplitz_residual,
 )
-from .errors import MAX_ELEMENTS, PosEncError
+from .errors import ERROR_FIELDS, MAX_ELEMENTS, PosEncError
 from .learned import (
     EmbeddingSum,
     PositionOutOfRangeError,
@@ -105,6 +105,7 @@ from .rope_scaling import (
     ntk_base,
     ntk_exponent,
     pair_regimes,
+    parse_config_text,
     regime_counts,
     rope_frequencies,
     rope_frequencies_from_config,
@@ -126,6 +127,7 @@ from .sinusoidal import (
 __all__ = [
     "COMPARED",
     "ENCODINGS",
+    "ERROR_FIELDS",
     "MAX_ELEMENTS",
     "ROPE_REGISTRY",
     "ROPE_TYPES",
@@ -172,6 +174,7 @@ __all__ = [
     "pair_regimes",
     "pairing_permutation",
     "pairing_residual",
+    "parse_config_text",
     "permutation_equivariance_residual",
     "position_cross_scores",
     "position_score_matrix",

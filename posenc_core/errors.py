@@ -14,15 +14,67 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["MAX_ELEMENTS", "PosEncError"]
+__all__ = ["ERROR_FIELDS", "MAX_ELEMENTS", "PosEncError"]
 
 #: The largest array any public function will build: 2^27 elements (1 GiB of float64). Bigger requests are
 #: refused up front; a page can always ask for what it shows (e.g. a downsampled heatmap) instead.
 MAX_ELEMENTS = 2**27
 
 
+#: Error code → the fields a :class:`PosEncError` of that code carries (what a translation may fill in). The code and
+#: fields are stable; the English message may be reworded. ``"invalid"`` (the default) carries only the message.
+ERROR_FIELDS: dict[str, frozenset[str]] = {
+    code: frozenset(fields.split())
+    for code, fields in {
+        "invalid": "",
+        "not_integer": "name value",
+        "not_real": "name value",
+        "not_finite": "name value",
+        "too_small": "name value bound",  # value < bound (≥ bound allowed)
+        "not_above": "name value bound",  # value ≤ bound (> bound required)
+        "too_large": "name value bound",  # value > bound
+        "not_even": "name value",
+        "not_choice": "name value allowed",
+        "not_bool": "name value",
+        "not_array": "name",
+        "queries_exceed_keys": "query_length key_length",
+        "too_many_elements": "what count cap",
+        "position_out_of_range": "position max_length",
+        "too_few_bits": "length dim largest",
+        "config_not_object": "kind",
+        "config_too_long": "chars limit",
+        "config_empty": "",
+        "config_not_json": "detail",
+        "config_too_deep": "limit",
+        "unknown_keys": "rope_type keys allowed",
+        "missing_key": "rope_type key",
+        "no_head_dim": "",
+        "no_training_length": "",
+    }.items()
+}
+
+
 class PosEncError(ValueError):
-    """A bad argument to a :mod:`posenc_core` function; the message says which, what it was and what is allowed."""
+    r"""A bad argument to a :mod:`posenc_core` function; the message says which, what it was and what is allowed.
+
+    ``code`` (a key of :data:`ERROR_FIELDS`) and ``fields`` let an app say the same in another language: the message
+    itself stays the core's, in English.
+    """
+
+    def __init__(self, message: str, *, code: str = "invalid", **fields: object) -> None:
+        expected = ERROR_FIELDS.get(code)
+        if expected is None or set(fields) != expected:  # a programming error in the raise, not a bad argument
+            raise TypeError(f"PosEncError code {code!r} takes fields {sorted(expected or ())}, got {sorted(fields)}")
+        super().__init__(message)
+        self.code = code
+        self.fields = fields
+
+    def __reduce__(self) -> tuple:  # pickles (multiprocessing, caches) keep the code and fields
+        return (_rebuild, (type(self), str(self), self.code, self.fields))
+
+
+def _rebuild(cls: type[PosEncError], message: str, code: str, fields: dict[str, object]) -> PosEncError:
+    return cls(message, code=code, **fields)
 
 
 def _show(value: object) -> str:
@@ -33,20 +85,23 @@ def _show(value: object) -> str:
 def as_int(name: str, value: object, *, lo: int | None = None, hi: int | None = None, even: bool = False) -> int:
     """``value`` as a Python int in [lo, hi]; integral floats (``4096.0`` from a JSON config) are accepted."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise PosEncError(f"{name} must be an integer, got {_show(value)}")
+        raise PosEncError(f"{name} must be an integer, got {_show(value)}", code="not_integer", name=name,
+                          value=_show(value))  # fmt: skip
     if isinstance(value, numbers.Integral):
         out = int(value)
     else:
         as_float_ = float(value)
         if not math.isfinite(as_float_) or not as_float_.is_integer():
-            raise PosEncError(f"{name} must be an integer, got {_show(value)}")
+            raise PosEncError(f"{name} must be an integer, got {_show(value)}", code="not_integer", name=name,
+                              value=_show(value))  # fmt: skip
         out = int(as_float_)
     if lo is not None and out < lo:
-        raise PosEncError(f"{name} must be ≥ {lo}, got {out}")
+        raise PosEncError(f"{name} must be ≥ {lo}, got {out}", code="too_small", name=name, value=out, bound=lo)
     if hi is not None and out > hi:
-        raise PosEncError(f"{name} must be ≤ {hi}, got {out}")
+        raise PosEncError(f"{name} must be ≤ {hi}, got {out}", code="too_large", name=name, value=out, bound=hi)
     if even and out % 2:
-        raise PosEncError(f"{name} must be even (dimensions come in (cos, sin) pairs), got {out}")
+        raise PosEncError(f"{name} must be even (dimensions come in (cos, sin) pairs), got {out}", code="not_even",
+                          name=name, value=out)  # fmt: skip
     return out
 
 
@@ -60,16 +115,17 @@ def as_float(
 ) -> float:
     """``value`` as a finite Python float with optional bounds (``gt``: strictly greater than)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise PosEncError(f"{name} must be a real number, got {_show(value)}")
+        raise PosEncError(f"{name} must be a real number, got {_show(value)}", code="not_real", name=name,
+                          value=_show(value))  # fmt: skip
     out = float(value)
     if not math.isfinite(out):
-        raise PosEncError(f"{name} must be finite, got {out}")
+        raise PosEncError(f"{name} must be finite, got {out}", code="not_finite", name=name, value=out)
     if gt is not None and not out > gt:
-        raise PosEncError(f"{name} must be > {gt:g}, got {out:g}")
+        raise PosEncError(f"{name} must be > {gt:g}, got {out:g}", code="not_above", name=name, value=out, bound=gt)
     if ge is not None and not out >= ge:
-        raise PosEncError(f"{name} must be ≥ {ge:g}, got {out:g}")
+        raise PosEncError(f"{name} must be ≥ {ge:g}, got {out:g}", code="too_small", name=name, value=out, bound=ge)
     if le is not None and not out <= le:
-        raise PosEncError(f"{name} must be ≤ {le:g}, got {out:g}")
+        raise PosEncError(f"{name} must be ≤ {le:g}, got {out:g}", code="too_large", name=name, value=out, bound=le)
     return out
 
 
@@ -77,7 +133,8 @@ def as_choice(name: str, value: object, allowed: Sequence[str]) -> str:
     """``value`` if it is one of the ``allowed`` strings."""
     if not isinstance(value, str) or value not in allowed:
         options = ", ".join(repr(a) for a in allowed)
-        raise PosEncError(f"{name} must be one of {options}; got {_show(value)}")
+        raise PosEncError(f"{name} must be one of {options}; got {_show(value)}", code="not_choice", name=name,
+                          value=_show(value), allowed=options)  # fmt: skip
     return value
 
 
@@ -90,12 +147,14 @@ def as_float_dtype(name: str, value: object) -> np.dtype:
             dtype = None
         if dtype in (np.dtype(np.float32), np.dtype(np.float64)):
             return dtype
-    raise PosEncError(f"{name} must be float32 or float64, got {_show(value)}")
+    raise PosEncError(f"{name} must be float32 or float64, got {_show(value)}", code="not_choice", name=name,
+                      value=_show(value), allowed="float32, float64")  # fmt: skip
 
 
 def as_bool(name: str, value: object) -> bool:
     if not isinstance(value, bool | np.bool_):
-        raise PosEncError(f"{name} must be True or False, got {_show(value)}")
+        raise PosEncError(f"{name} must be True or False, got {_show(value)}", code="not_bool", name=name,
+                          value=_show(value))  # fmt: skip
     return bool(value)
 
 
@@ -117,9 +176,11 @@ def as_array(
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError, OverflowError) as exc:  # ragged lists, objects NumPy cannot hold
-        raise PosEncError(f"{name} must be an array of real numbers, got {_show(value)}") from exc
+        raise PosEncError(f"{name} must be an array of real numbers, got {_show(value)}", code="not_array",
+                          name=name) from exc  # fmt: skip
     if arr.dtype == object or arr.dtype.kind not in "biuf":
-        raise PosEncError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
+        raise PosEncError(f"{name} must be an array of real numbers, got dtype {arr.dtype}", code="not_array",
+                          name=name)  # fmt: skip
     if ndim is not None and arr.ndim != ndim:
         raise PosEncError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
     if arr.ndim < min_ndim:
@@ -155,7 +216,10 @@ def as_query_key_lengths(query_length: object, key_length: object = None) -> tup
     if query_length > key_length:
         raise PosEncError(
             f"query_length must be at most key_length (queries are the last query_length of the key positions), "
-            f"got query_length = {query_length} > key_length = {key_length}"
+            f"got query_length = {query_length} > key_length = {key_length}",
+            code="queries_exceed_keys",
+            query_length=query_length,
+            key_length=key_length,
         )
     check_elements("relative_positions(query_length, key_length)", (query_length, key_length))
     return query_length, key_length
@@ -169,7 +233,11 @@ def check_elements(what: str, shape: Iterable[int]) -> None:
     if count > MAX_ELEMENTS:
         raise PosEncError(
             f"{what} would have {count:,} elements, above the cap of {MAX_ELEMENTS:,} (2^27, 1 GiB of float64); "
-            "ask for fewer positions, heads or dimensions"
+            "ask for fewer positions, heads or dimensions",
+            code="too_many_elements",
+            what=what,
+            count=count,
+            cap=MAX_ELEMENTS,
         )
 
 

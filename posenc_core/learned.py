@@ -63,7 +63,10 @@ def lookup_positions(table: np.ndarray, positions: object) -> np.ndarray:
         first = int(pos[bad].flat[0])
         raise PositionOutOfRangeError(
             f"position {first} has no row: the table was learned for positions 0 … {max_length - 1} "
-            f"(max_length = {max_length}), and a learned absolute table cannot extrapolate past it"
+            f"(max_length = {max_length}), and a learned absolute table cannot extrapolate past it",
+            code="position_out_of_range",
+            position=first,
+            max_length=max_length,
         )
     check_elements("lookup_positions result", (*pos.shape, table.shape[1]))
     return table[pos]

@@ -47,7 +47,11 @@ def binary_positions(length: int, dim: int, *, wrap: bool = False) -> np.ndarray
     if length > 2**dim and not wrap:
         raise PosEncError(
             f"length = {length} needs positions up to {length - 1}, but dim = {dim} bits hold only 0 … {2**dim - 1}; "
-            "use more bits, or wrap=True to see the collisions"
+            "use more bits, or wrap=True to see the collisions",
+            code="too_few_bits",
+            length=length,
+            dim=dim,
+            largest=2**dim - 1,
         )
     p = np.arange(length, dtype=np.int64)
     bits = (p[:, None] >> np.arange(dim, dtype=np.int64)) & 1  # (L, dim)

@@ -8,9 +8,9 @@ the URL it was read from::
      "missing": ["rope_scaling"]}          # optional: a field the model has but this file does not reproduce
 
 :meth:`Preset.config` is then a plain config dict for :func:`posenc_core.rope_frequencies_from_config`. Pasted text
-goes through :func:`parse_config_text`: capped in size and nesting, parsed with :mod:`json` only, and every
-problem raised as a :class:`~posenc_core.PosEncError` whose message the page shows while keeping its last figure.
-No maths here.
+goes through the core's :func:`~posenc_core.rope_scaling.parse_config_text`: capped in size and nesting, parsed with
+:mod:`json` only, every problem a :class:`~posenc_core.PosEncError` with a code the page shows in the reader's
+language while keeping its last figure. No maths here.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from posenc_core import PosEncError, config_scaling, config_training_length
+from posenc_core.rope_scaling import parse_config_text
 
 from .catalog import ROOT
 from .state import Param
@@ -39,10 +40,6 @@ PRESET_IDS = (
     "phi3_mini_128k",
     "gpt_neox_20b",
 )
-#: A real config.json is a few kB (Phi-3's, with 96 factors, about 3 kB); 64 kB leaves room and stops abuse.
-MAX_CONFIG_CHARS = 65_536
-#: config.json nests two or three levels (rope_parameters per layer type); 8 is generous.
-MAX_CONFIG_DEPTH = 8
 #: The config fields that decide RoPE (what a pasted config is reduced to in a share link).
 ROPE_FIELDS = (
     "head_dim",
@@ -120,44 +117,6 @@ def load_presets(folder: Path = PRESET_DIR) -> dict[str, Preset]:
 def training_length(config: Mapping[str, Any]) -> int | None:
     r"""The pre-training context the config records (:func:`posenc_core.config_training_length`); None if none."""
     return config_training_length(config)
-
-
-def parse_config_text(text: str) -> dict[str, Any]:
-    r"""The JSON object in ``text`` (a pasted ``config.json``): at most :data:`MAX_CONFIG_CHARS` characters and
-    :data:`MAX_CONFIG_DEPTH` levels, parsed by :func:`json.loads` (never evaluated). Raises ``PosEncError``."""
-    if not isinstance(text, str):
-        raise PosEncError("the pasted config must be text")
-    if len(text) > MAX_CONFIG_CHARS:
-        raise PosEncError(f"the pasted text has {len(text):,} characters; a config.json fits in {MAX_CONFIG_CHARS:,}")
-    if not text.strip():
-        raise PosEncError("the box is empty: paste a model's config.json")
-    try:
-        config = json.loads(text, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as err:
-        raise PosEncError(f"not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
-    except RecursionError:
-        raise PosEncError(f"the JSON nests deeper than {MAX_CONFIG_DEPTH} levels") from None
-    if not isinstance(config, dict):
-        raise PosEncError(f"config.json must be a JSON object {{…}}, got a {type(config).__name__}")
-    if _depth(config) > MAX_CONFIG_DEPTH:
-        raise PosEncError(f"the JSON nests deeper than {MAX_CONFIG_DEPTH} levels")
-    return config
-
-
-def _refuse_constant(name: str) -> float:
-    raise PosEncError(f"not valid JSON: {name} is not a JSON number")
-
-
-def _depth(value: object) -> int:
-    r"""Nesting depth of parsed JSON, iteratively (a crafted input cannot exhaust the stack here)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
-    return deepest
 
 
 def rope_fields(config: Mapping[str, Any]) -> dict[str, Any]:

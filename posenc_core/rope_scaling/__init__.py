@@ -28,14 +28,18 @@ A small package, as transformers' ``modeling_rope_utils`` is one module:
 * :mod:`.formulas` — the closed forms the types, pages and checks share, each written once (NTK base, dynamic α,
   YaRN's temperature and ramp, LongRoPE's attention factor, the implied factor);
 * :mod:`.pairs` — what a method does to each pair: regimes, turns, angles, implied base, temperatures;
-* :mod:`.config` — a model's ``config.json`` → its frequencies, its training length and its (rope_type, s).
+* :mod:`.config` — a model's ``config.json`` (pasted text or a dict) → its frequencies, its training length and its
+  (rope_type, s).
 """
 
 from .config import (
+    MAX_CONFIG_CHARS,
+    MAX_CONFIG_DEPTH,
     SCALED_TYPES,
     ConfigScaling,
     config_scaling,
     config_training_length,
+    parse_config_text,
     rope_frequencies_from_config,
 )
 from .formulas import (
@@ -67,6 +71,8 @@ from .pairs import (
 from .registry import ROPE_REGISTRY, ROPE_TYPES, RopeFrequencies, RopeType, rope_frequencies
 
 __all__ = [
+    "MAX_CONFIG_CHARS",
+    "MAX_CONFIG_DEPTH",
     "MAX_FACTOR",
     "REGIMES",
     "ROPE_REGISTRY",
@@ -87,6 +93,7 @@ __all__ = [
     "ntk_base",
     "ntk_exponent",
     "pair_regimes",
+    "parse_config_text",
     "regime_counts",
     "rope_frequencies",
     "rope_frequencies_from_config",

@@ -18,12 +18,14 @@ original_max_position_…    top level (Phi-3) wins over the value inside rope_s
 
 :func:`config_training_length` reads the pre-training length a config records and :func:`config_scaling` the
 (rope_type, factor s) it asks for, with transformers' rule for a missing factor (:func:`~.formulas.implied_factor`).
+:func:`parse_config_text` turns pasted text into that dict: capped in size and nesting, parsed with :mod:`json` only.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -31,7 +33,20 @@ from ..errors import PosEncError, as_float, as_int
 from .formulas import implied_factor
 from .registry import ROPE_REGISTRY, RopeFrequencies, rope_frequencies
 
-__all__ = ["ConfigScaling", "config_scaling", "config_training_length", "rope_frequencies_from_config"]
+__all__ = [
+    "MAX_CONFIG_CHARS",
+    "MAX_CONFIG_DEPTH",
+    "ConfigScaling",
+    "config_scaling",
+    "config_training_length",
+    "parse_config_text",
+    "rope_frequencies_from_config",
+]
+
+#: A real config.json is a few kB (Phi-3's, with 96 factors, about 3 kB); 64 kB leaves room and stops abuse.
+MAX_CONFIG_CHARS = 65_536
+#: config.json nests two or three levels (rope_parameters per layer type); 8 is generous.
+MAX_CONFIG_DEPTH = 8
 
 _DEFAULT_THETA = 10000.0  # RoFormer's base, which transformers assumes when a config gives none
 #: The types that read original_max_position_embeddings, so a top-level value is passed on to them.
@@ -51,7 +66,11 @@ def rope_frequencies_from_config(
     ``rope_parameters`` dict (e.g. "sliding_attention").
     """
     if not isinstance(config, Mapping):
-        raise PosEncError(f"config must be a dict parsed from config.json, got {type(config).__name__}")
+        raise PosEncError(
+            f"config must be a dict parsed from config.json, got {type(config).__name__}",
+            code="config_not_object",
+            kind=type(config).__name__,
+        )
     scaling = _rope_dict(config, layer_type)
     head_dim, partial = _rotary_dims(config, scaling)
     theta = scaling.pop("rope_theta", None)
@@ -90,7 +109,11 @@ def config_training_length(config: Mapping[str, object]) -> int | None:
     max_position_embeddings the same way).
     """
     if not isinstance(config, Mapping):
-        raise PosEncError(f"config must be a dict parsed from config.json, got {type(config).__name__}")
+        raise PosEncError(
+            f"config must be a dict parsed from config.json, got {type(config).__name__}",
+            code="config_not_object",
+            kind=type(config).__name__,
+        )
     value = config.get("original_max_position_embeddings")
     for key in ("rope_scaling", "rope_parameters"):
         scaling = config.get(key)
@@ -106,7 +129,11 @@ def config_scaling(config: Mapping[str, object], *, layer_type: str | None = Non
     :func:`~.formulas.implied_factor`'s max_position_embeddings / original length, as transformers reads YaRN and
     LongRoPE configs (Phi-3: 131072 / 4096 = 32)."""
     if not isinstance(config, Mapping):
-        raise PosEncError(f"config must be a dict parsed from config.json, got {type(config).__name__}")
+        raise PosEncError(
+            f"config must be a dict parsed from config.json, got {type(config).__name__}",
+            code="config_not_object",
+            kind=type(config).__name__,
+        )
     scaling = _rope_dict(config, layer_type)
     rope_type = str(scaling.get("rope_type", scaling.get("type", "default")))
     factor, max_pos = scaling.get("factor"), _first(config, _MAX_POSITIONS)
@@ -166,10 +193,58 @@ def _rotary_dims(config: Mapping[str, object], scaling: dict[str, object]) -> tu
         heads = as_int("num_attention_heads", _first(config, _HEADS), lo=1)
         head_dim = hidden // heads
     else:
-        raise PosEncError("config needs head_dim, or hidden_size and num_attention_heads, to know the head size")
+        raise PosEncError(
+            "config needs head_dim, or hidden_size and num_attention_heads, to know the head size", code="no_head_dim"
+        )
     partial = scaling.pop("partial_rotary_factor", None)
     if partial is None:
         partial = config.get("partial_rotary_factor", config.get("rotary_pct"))
     if partial is None and config.get("rotary_dim") is not None:
         partial = as_int("rotary_dim", config["rotary_dim"], lo=2, hi=head_dim) / head_dim
     return head_dim, as_float("partial_rotary_factor", 1.0 if partial is None else partial, gt=0.0, le=1.0)
+
+
+def parse_config_text(text: object) -> dict[str, Any]:
+    r"""The JSON object in ``text`` (a pasted ``config.json``), never evaluated.
+
+    At most :data:`MAX_CONFIG_CHARS` characters and :data:`MAX_CONFIG_DEPTH` levels of nesting; ``NaN`` and
+    ``Infinity`` (which Python's json accepts) are refused. Every problem is a :class:`PosEncError` with a code.
+    """
+    if not isinstance(text, str):
+        raise PosEncError("the pasted config must be text", code="config_not_object", kind=type(text).__name__)
+    if len(text) > MAX_CONFIG_CHARS:
+        raise PosEncError(f"the pasted text has {len(text):,} characters; a config.json fits in {MAX_CONFIG_CHARS:,}",
+                          code="config_too_long", chars=len(text), limit=MAX_CONFIG_CHARS)  # fmt: skip
+    if not text.strip():
+        raise PosEncError("the box is empty: paste a model's config.json", code="config_empty")
+    try:
+        config = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as err:
+        detail = f"{err.msg} (line {err.lineno}, column {err.colno})"
+        raise PosEncError(f"not valid JSON: {detail}", code="config_not_json", detail=detail) from None
+    except RecursionError:
+        config = None  # deeper than the parser's own stack: refused below, with the same message
+    if config is None or _depth(config) > MAX_CONFIG_DEPTH:
+        raise PosEncError(f"the JSON nests deeper than {MAX_CONFIG_DEPTH} levels", code="config_too_deep",
+                          limit=MAX_CONFIG_DEPTH)  # fmt: skip
+    if not isinstance(config, dict):
+        raise PosEncError(f"config.json must be a JSON object {{…}}, got a {type(config).__name__}",
+                          code="config_not_object", kind=type(config).__name__)  # fmt: skip
+    return config
+
+
+def _refuse_constant(name: str) -> float:
+    detail = f"{name} is not a JSON number"
+    raise PosEncError(f"not valid JSON: {detail}", code="config_not_json", detail=detail)
+
+
+def _depth(value: object) -> int:
+    r"""Nesting depth of parsed JSON, iteratively (a crafted input cannot exhaust the stack here)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest

@@ -302,7 +302,9 @@ def _read_scaling(
     unknown = sorted(set(params) - ROPE_REGISTRY[rope_type].keys)
     if unknown:
         allowed = ", ".join(sorted(ROPE_REGISTRY[rope_type].keys | {"rope_type"} | _BASE_KEYS)) or "rope_type"
-        raise PosEncError(f"rope_type {rope_type!r} does not use {', '.join(map(repr, unknown))}; it reads: {allowed}")
+        keys = ", ".join(map(repr, unknown))
+        raise PosEncError(f"rope_type {rope_type!r} does not use {keys}; it reads: {allowed}", code="unknown_keys",
+                          rope_type=rope_type, keys=keys, allowed=allowed)  # fmt: skip
     params["rope_type"] = rope_type
     return params
 
@@ -338,7 +340,8 @@ def _optional_float(params: Mapping[str, object], key: str, **bounds: float) -> 
 
 def _required_float(params: Mapping[str, object], key: str, rope_type: str, **bounds: float) -> float:
     if params.get(key) is None:
-        raise PosEncError(f"rope_type {rope_type!r} needs {key!r} in rope_scaling")
+        raise PosEncError(f"rope_type {rope_type!r} needs {key!r} in rope_scaling", code="missing_key",
+                          rope_type=rope_type, key=key)  # fmt: skip
     return as_float(f"rope_scaling[{key!r}]", params[key], **bounds)
 
 

@@ -17,7 +17,8 @@ from ..state import ChoiceParam, Param, encode_all
 from ..views.base import Check, View
 from .navigation import next_link, share_box
 from .panels import explain_panel, export_panel, render_check
-from .widgets import code_span, draw_text_box, draw_widget, option_label, remember, widget_key, write_url
+from .refusals import refusal_text
+from .widgets import draw_text_box, draw_widget, option_label, remember, widget_key, write_url
 
 LAST_GOOD = "_posenc_last_good"  # {(page_id, figure): go.Figure} of the current page: shown when the core refuses
 PLOTLY_CONFIG = {"displaylogo": False, "scrollZoom": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
@@ -92,7 +93,7 @@ class Page:
             with cols[i % len(cols)]:
                 self._widget(self.view.param(name))
 
-    def paste_box(self, name: str, *, height: int = 260, max_chars: int | None = None) -> None:
+    def paste_box(self, name: str, *, height: int = 260) -> None:
         r"""A text box for pasted text (e.g. a model's ``config.json``), full width.
 
         It keeps its value like every widget (seeded from the URL or this session, written back to the link). What
@@ -100,7 +101,7 @@ class Page:
         """
         key = widget_key(self.view.page_id, name)
         label = self.t(f"{self.view.page_id}.{name}")
-        value = draw_text_box(label, key, height=height, max_chars=max_chars)
+        value = draw_text_box(label, key, height=height)
         self._shows(name, value)
 
     def _widget(self, param: Param) -> None:
@@ -129,14 +130,14 @@ class Page:
     def figure(self, name: str) -> None:
         r"""Draw figure ``name`` (the download panel offers it); a :class:`PosEncError` shows its message instead.
 
-        The core's message is already written for people (it names the argument, the value and the allowed
-        range), so it is shown as is, above the last figure that could be drawn.
+        The refusal names the argument, the value and the allowed range, in the reader's language
+        (:func:`~.refusals.refusal_text`), above the last figure that could be drawn.
         """
         last_good: dict[tuple[str, str], go.Figure] = st.session_state.setdefault(LAST_GOOD, {})
         try:
             fig = self.view.figures[name](self.values, self.lang)
         except PosEncError as err:
-            st.error(self.t("frame.core_refused", message=code_span(str(err), limit=400)), icon=":material/error:")
+            st.error(self.t("frame.core_refused", message=refusal_text(err, self.lang)), icon=":material/error:")
             fig = last_good.get((self.view.page_id, name))
             if fig is None:
                 return
@@ -173,13 +174,13 @@ class Page:
         render_check(check, self.lang)
         return check
 
-    def refusal(self, message: str | None) -> None:
+    def refusal(self, err: PosEncError | None) -> None:
         r"""A core refusal shown as the lesson it is, not as a crash; or ``<page>.served`` when the call worked."""
-        if message is None:
+        if err is None:
             st.success(self.t(f"{self.view.page_id}.served", **self.values), icon=":material/check_circle:")
         else:
             # The refusal is the lesson (a learned table has no row past its end): a callout, not an alarm.
-            st.info(self.t("frame.refusal", message=code_span(message, limit=400)), icon=":material/lightbulb:")
+            st.info(self.t("frame.refusal", message=refusal_text(err, self.lang)), icon=":material/lightbulb:")
 
     # --- panels -------------------------------------------------------------------------------------------------
 

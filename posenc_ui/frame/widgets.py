@@ -70,9 +70,9 @@ def draw_widget(param: Param, label: str, key: str, current: Mapping[str, Any], 
     raise TypeError(f"no widget for {type(param).__name__}")
 
 
-def draw_text_box(label: str, key: str, *, height: int, max_chars: int | None) -> str:
+def draw_text_box(label: str, key: str, *, height: int) -> str:
     r"""A text area for pasted text, seeded and remembered like every other widget (key only, never ``value=``)."""
-    return st.text_area(label, key=key, height=height, max_chars=max_chars)
+    return st.text_area(label, key=key, height=height)  # no max_chars: the browser would drop a long paste silently
 
 
 def option_label(param: ChoiceParam, page_id: str, lang: str) -> Callable[[Any], str]:

@@ -15,6 +15,9 @@ from typing import Any, TypeVar
 
 import plotly.graph_objects as go
 
+from posenc_core import PosEncError
+
+from ..i18n import t
 from ..memo import RESULTS, memo
 from ..state import Param
 
@@ -44,6 +47,25 @@ def uses(*names: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
         return recipe
 
     return decorate
+
+
+class PageRefusal(PosEncError):
+    r"""A page's own refusal (a preset without the numbers a method needs), said in the page's words: ``key`` + fmt.
+
+    It is a :class:`PosEncError`, so the page treats it as any refusal: the message, and the last good figure.
+    """
+
+    def __init__(self, key: str, **fmt: object) -> None:
+        super().__init__(t(key, "en", **fmt))
+        self.key = key
+        self.fmt = fmt
+
+    def __reduce__(self) -> tuple:
+        return (_page_refusal, (self.key, self.fmt))
+
+
+def _page_refusal(key: str, fmt: dict[str, object]) -> PageRefusal:
+    return PageRefusal(key, **fmt)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from posenc_core import (
     ntk_base,
     ntk_exponent,
     pair_regimes,
+    parse_config_text,
     regime_counts,
     rope_frequencies,
     rope_frequencies_from_config,
@@ -43,13 +44,12 @@ from ..presets import (
     PRESET_IDS,
     ConfigTextParam,
     load_presets,
-    parse_config_text,
     scaling_of,
     training_length,
     without_scaling,
 )
 from ..state import ChoiceParam, IntParam
-from .base import Check, Explain, Values, View, uses
+from .base import Check, Explain, PageRefusal, Values, View, uses
 
 #: The model's own scaling, then every rope_type of the core's registry but plain RoPE.
 METHODS = ("model", *(name for name in ROPE_REGISTRY if name != "default"))
@@ -97,11 +97,11 @@ def _method_config(model: str, method: str, factor: int, beta_fast: int, beta_sl
     config = preset.config()
     if method == "model":
         if preset.missing:
-            raise PosEncError(t("extension.missing_fields", "en", model=preset.name, fields=", ".join(preset.missing)))
+            raise PageRefusal("extension.missing_fields", model=preset.name, fields=", ".join(preset.missing))
         return config
     entry = ROPE_REGISTRY[method]
     if not entry.formula:  # e.g. LongRoPE: searched per-pair factors, no formula from s alone
-        raise PosEncError(t(f"extension.{method}_needs_factors", "en"))
+        raise PageRefusal(f"extension.{method}_needs_factors")
     length = training_length(config)
     plain = without_scaling(config)
     plain.pop("original_max_position_embeddings", None)
@@ -280,7 +280,9 @@ def _pasted(text: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
     config = parse_config_text(text)
     length = training_length(config)
     if not isinstance(length, int | float) or isinstance(length, bool):
-        raise PosEncError("config needs max_position_embeddings (or original_max_position_embeddings)")
+        raise PosEncError(
+            "config needs max_position_embeddings (or original_max_position_embeddings)", code="no_training_length"
+        )
     longest = config.get("max_position_embeddings", length)
     after = rope_frequencies_from_config(config, seq_len=longest if isinstance(longest, int) else None)
     before = rope_frequencies_from_config(without_scaling(config)).inv_freq

@@ -75,12 +75,12 @@ def _table(max_length: int, dim: int) -> np.ndarray:
     return learned_table(max_length, dim, seed=0)  # (max_length, d), N(0, 0.02²) as BERT initialises
 
 
-def probe(v: Values) -> str | None:
+def probe(v: Values) -> PositionOutOfRangeError | None:
     r"""The core's refusal for the chosen position, or None if the table has a row for it."""
     try:
         lookup_positions(_table(v["max_length"], v["dim"]), [v["position"]])
     except PositionOutOfRangeError as err:
-        return str(err)
+        return err
     return None
 
 

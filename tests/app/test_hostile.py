@@ -13,10 +13,9 @@ import json
 
 import pytest
 
-from posenc_core import PosEncError
+from posenc_core import PosEncError, parse_config_text
 from posenc_ui import catalog
 from posenc_ui.frame import notice
-from posenc_ui.presets import parse_config_text
 from posenc_ui.views import VIEWS
 
 HOSTILE = {
@@ -135,9 +134,10 @@ def test_paste_box_refuses_junk_with_a_message(open_page, page_id: str, name: st
 def test_requests_past_the_memory_caps_are_refused_with_an_explanation(open_page, page_id: str, name: str) -> None:
     r"""Slider bounds keep every other request inside the core's caps; a config in the URL can ask for more."""
     for kind in ("head_dim_past_cap", "length_past_cap"):
-        at = open_page(catalog.BY_ID[page_id].script, lang="en", params={name: BROKEN[kind]})
-        assert_clean(at)
-        assert any("must be ≤" in e.value for e in at.error), [e.value for e in at.error]
+        for lang, says in (("en", "must be at most"), ("zh", "不能大于")):  # the refusal, in the reader's language
+            at = open_page(catalog.BY_ID[page_id].script, lang=lang, params={name: BROKEN[kind]})
+            assert_clean(at)
+            assert any(says in e.value for e in at.error), [e.value for e in at.error]
 
 
 @pytest.mark.parametrize("text", [BROKEN["huge"], BROKEN["deep"], BROKEN["nan"], BROKEN["deep_in_cap"]])

@@ -182,10 +182,12 @@ def test_each_page_has_two_figures_formula_source_and_passing_checks(open_page, 
 def test_learned_page_shows_the_wall_as_a_lesson_not_a_crash(open_page) -> None:
     at = open_page("pages/4_Learned_absolute.py", lang="en", params={"max_length": "128", "position": "128"})
     assert_clean(at)
-    assert any("position 128 has no row" in box.value for box in at.info)  # a lesson callout, not a red error
+    assert any("Position 128 has no row" in box.value for box in at.info)  # a lesson callout, not a red error
     assert not at.error
     at.slider(key="learned.position").set_value(127).run()
     assert not [box for box in at.info if "has no row" in box.value]
+    at = open_page("pages/4_Learned_absolute.py", lang="zh", params={"max_length": "128", "position": "128"})
+    assert any("位置 128 没有对应的行" in box.value for box in at.info)  # in the reader's language
 
 
 def test_binary_overflow_keeps_last_good_figure(open_page) -> None:
@@ -211,11 +213,15 @@ def test_the_paste_box_keeps_its_value_and_refuses_in_the_readers_language(open_
     core's message as code); the text survives other widgets' reruns, and a config survives a trip to another page."""
     at = open_page("pages/7_Context_extension.py", lang="zh")
     box = at.text_area(key="extension.config")
-    assert box.label == t("extension.config", "zh") and box.max_chars
+    assert box.label == t("extension.config", "zh") and not box.max_chars  # a long paste is refused, not dropped
+    box.set_value("x" * 2_000_000).run()  # 2 MB: the parser says how long it is and what fits
+    assert_clean(at)
+    assert any("2,000,000" in e.value and "65,536" in e.value and "字符" in e.value for e in at.error)
     broken = '{"rope_theta": 10000, "head_dim": 128,'
-    box.set_value(broken).run()
+    at.text_area(key="extension.config").set_value(broken).run()
     assert_clean(at)
     assert any(e.value.startswith(t("frame.core_refused", "zh", message="")) for e in at.error)
+    assert any("不是合法的 JSON" in e.value for e in at.error)
     at.slider(key="extension.beta_fast").set_value(16).run()
     assert at.text_area(key="extension.config").value == broken
     pasted = json.dumps({"head_dim": 64, "max_position_embeddings": 2048, "rope_theta": 20000.0}, indent=2)

@@ -9,13 +9,12 @@ import numpy as np
 import pytest
 
 from posenc_core import PosEncError, rope_frequencies_from_config
+from posenc_core.rope_scaling import MAX_CONFIG_CHARS, parse_config_text
 from posenc_ui import presets
 from posenc_ui.presets import (
-    MAX_CONFIG_CHARS,
     PRESET_IDS,
     ConfigTextParam,
     load_presets,
-    parse_config_text,
     parse_preset,
     scaling_of,
     training_length,

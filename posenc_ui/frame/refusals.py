@@ -1,0 +1,36 @@
+r"""What the core refused, in the reader's language: a :class:`~posenc_core.PosEncError`'s code and fields, translated.
+
+The core raises one error type whose ``code`` names the kind of problem and whose ``fields`` carry its particulars
+(:data:`posenc_core.ERROR_FIELDS`). Each code has a sentence in ``assets/i18n/shared.<lang>.json`` (``error.<code>``);
+an error without one (code ``"invalid"``) shows the core's own English message under a translated heading. Anything
+that came from the reader (a name, a value, a pasted key) is shown as inline code, never as markup.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from posenc_core import PosEncError
+
+from ..i18n import has, t
+from ..views.base import PageRefusal
+from .widgets import code_span
+
+
+def _shown(value: object) -> str:
+    r"""A field as the sentence shows it: numbers as numbers (thousands separated), everything else as inline code."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return code_span(str(value), limit=160)
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    return f"{float(value):g}"
+
+
+def refusal_text(err: PosEncError, lang: str) -> str:
+    r"""The sentence that says what ``err`` refused, in ``lang`` (markdown with the reader's values as code)."""
+    if isinstance(err, PageRefusal):
+        return t(err.key, lang, **err.fmt)
+    key = f"error.{err.code}"
+    if err.code == "invalid" or not has(key, lang):
+        return t("error.invalid", lang, message=code_span(str(err), limit=400))
+    return t(key, lang, **{name: _shown(value) for name, value in err.fields.items()})
