@@ -30,31 +30,26 @@ import statistics
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import psutil
 import websocket
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.Slider_pb2 import Slider
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+sys.path.insert(0, str(ROOT / "bench"))  # load_session beside this file, however this one was loaded
 
+from load_session import Session, Stats, walk  # noqa: E402
 from server import free_port, start_server, stop_server  # noqa: E402
 
 from posenc_ui import catalog  # noqa: E402
 from posenc_ui.turns import QUEUE_ENV  # noqa: E402
 
 GOALS = {"errors": 0, "p95_s": 1.5, "rss_mb": 1024.0}
-#: Browsers send small frames at once (TCP_NODELAY); without it Nagle's algorithm meets the server's delayed ACK
-#: and every rerun waits ~40 ms on loopback for nothing.
-NO_DELAY = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
 
 
 def require_loopback(url: str) -> None:
@@ -103,195 +98,6 @@ def own_cpu() -> float:
     return sum(psutil.Process().cpu_times()[:2])
 
 
-@dataclass
-class Run:
-    r"""What one rerun produced: its duration, sliders, errors, and what the server told about pages and URL."""
-
-    seconds: float = 0.0
-    sliders: dict[str, Slider] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Stats:
-    r"""Everything a session measured (shared by its thread and the reporter; appended only)."""
-
-    times: list[float] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    upstreams: list[str] = field(default_factory=list)  # X-Upstream of each connection (behind nginx)
-    reconnects: int = 0
-    by_page: dict[str, list[float]] = field(default_factory=dict)  # rerun seconds per page (and move)
-    log: list[tuple[float, str]] = field(default_factory=list)  # (time, "ok" | "error") of every rerun
-
-
-class Session:
-    r"""One browser tab: cookies from ``GET /``, then one websocket carrying BackMsg / ForwardMsg protobufs."""
-
-    def __init__(self, base: str, *, deadline: float, lang: str = "en") -> None:
-        self.base = base.rstrip("/")
-        self.deadline = deadline
-        self.home_query = self.query = f"lang={lang}"
-        self.pages: dict[str, str] = {}  # url_pathname → page_script_hash
-        self.widgets: dict[str, float] = {}  # slider id → value this tab has set
-        self.ws: websocket.WebSocket | None = None
-        self.cookies: dict[str, str] = {}
-        self.upstream = ""
-        # The browser's message cache: a big element already held is sent again only as its hash (Streamlit's
-        # ForwardMsg cache). hash → script runs finished when it was last used; dropped past ``max_age`` runs.
-        self.cache: dict[str, int] = {}
-        self.runs = 0
-        self.max_age = 2
-
-    def connect(self) -> None:
-        r"""``GET /`` (keeping cookies, as a browser does: a proxy's route cookie), then the websocket."""
-        request = urllib.request.Request(f"{self.base}/", headers=self._cookie_header())
-        with urllib.request.urlopen(request, timeout=self.deadline) as resp:
-            for cookie in resp.headers.get_all("Set-Cookie") or []:
-                name, _, value = cookie.split(";", 1)[0].partition("=")
-                self.cookies[name.strip()] = value.strip()
-        ws_url = "ws" + self.base[len("http") :] + "/_stcore/stream"
-        headers = [f"{k}: {v}" for k, v in self._cookie_header().items()]
-        self.ws = websocket.create_connection(
-            ws_url, subprotocols=["streamlit"], header=headers, timeout=self.deadline, sockopt=NO_DELAY
-        )
-        self.upstream = (self.ws.getheaders() or {}).get("x-upstream", "")  # set by bench/scaleout's nginx
-
-    def _cookie_header(self) -> dict[str, str]:
-        return {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
-
-    def close(self) -> None:
-        if self.ws is not None:
-            try:
-                self.ws.close()
-            except (OSError, websocket.WebSocketException):
-                pass
-            self.ws = None
-
-    def rerun(self, page_hash: str = "", widget: tuple[str, float] | None = None) -> Run:
-        r"""Send one ``rerun_script`` and read ForwardMsgs until ``script_finished`` or the deadline."""
-        if widget is None:  # a page switch: the browser drops the query string, the link carries the language
-            self.query = self.home_query
-        msg = BackMsg()
-        state = msg.rerun_script
-        state.query_string = self.query
-        state.page_script_hash = page_hash
-        state.cached_message_hashes.extend(self.cache)
-        if widget is not None:
-            ws = state.widget_states.widgets.add()
-            ws.id = widget[0]
-            ws.double_array_value.data[:] = [widget[1]]
-        run = Run()
-        began = time.perf_counter()
-        self.ws.send_binary(msg.SerializeToString())
-        while True:
-            left = self.deadline - (time.perf_counter() - began)
-            if left <= 0:
-                run.errors.append(f"rerun exceeded the {self.deadline:.0f} s deadline")
-                break
-            self.ws.settimeout(left)
-            try:
-                data = self.ws.recv()
-            except websocket.WebSocketTimeoutException:
-                continue
-            if not data:  # the server closed the connection
-                raise websocket.WebSocketConnectionClosedException("connection closed by the server")
-            if isinstance(data, str):
-                continue
-            fwd = ForwardMsg()
-            fwd.ParseFromString(data)
-            kind = fwd.WhichOneof("type")
-            if kind == "ref_hash":
-                self.cache[fwd.ref_hash] = self.runs
-            elif fwd.metadata.cacheable and fwd.hash:
-                self.cache[fwd.hash] = self.runs
-            if kind == "new_session":
-                self.max_age = fwd.new_session.config.max_cached_message_age or self.max_age
-            if kind in ("new_session", "navigation"):  # classic pages/ apps list their pages in `navigation`
-                pages = getattr(fwd, kind).app_pages
-                self.pages.update({p.url_pathname: p.page_script_hash for p in pages})
-            elif kind == "page_info_changed":
-                self.query = fwd.page_info_changed.query_string
-            elif kind == "page_not_found":
-                run.errors.append(f"page not found: {fwd.page_not_found.page_name!r}")
-            elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                element = fwd.delta.new_element
-                what = element.WhichOneof("type")
-                if what == "exception":
-                    run.errors.append(f"exception: {element.exception.type}: {element.exception.message[:200]}")
-                elif what == "slider" and element.slider.type == Slider.SLIDER:
-                    run.sliders[element.slider.id] = element.slider
-            elif kind == "script_finished":
-                if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                    continue  # an earlier run (one past its deadline) was cut short by ours; ours follows
-                if fwd.script_finished != ForwardMsg.FINISHED_SUCCESSFULLY:
-                    run.errors.append(f"script finished with status {fwd.script_finished}")
-                self.runs += 1
-                self.cache = {h: seen for h, seen in self.cache.items() if self.runs - seen <= self.max_age}
-                break
-        run.seconds = time.perf_counter() - began
-        return run
-
-
-def new_value(slider: Slider, rng: random.Random) -> float | None:
-    r"""A grid value of ``slider`` other than its current one (``None`` when it has a single position)."""
-    step = slider.step or 1
-    positions = round((slider.max - slider.min) / step)
-    if positions < 1:
-        return None
-    current = slider.value[0] if slider.value else slider.min
-    for _ in range(8):
-        value = slider.min + rng.randint(0, positions) * step
-        if abs(value - current) > step / 2:
-            return float(int(value)) if slider.data_type == Slider.INT else value
-    return None
-
-
-def walk(session: Session, stats: Stats, *, pages: Sequence[str], moves: int, think: float, stop_at: float,
-         rng: random.Random, reconnect: bool) -> None:  # fmt: skip
-    r"""One round: every page in ``pages`` (URL paths), then ``moves`` slider moves on it."""
-
-    def act(page_hash: str = "", widget: tuple[str, float] | None = None, where: str = "home",
-            retry: bool = True) -> Run | None:  # fmt: skip
-        if time.monotonic() > stop_at:
-            return None
-        if think and retry:
-            time.sleep(min(think * rng.uniform(0.5, 1.5), max(0.0, stop_at - time.monotonic())))
-        try:
-            if session.ws is None:
-                session.connect()
-                stats.upstreams.append(session.upstream)
-                stats.reconnects += 1
-            run = session.rerun(page_hash, widget)
-        except (OSError, websocket.WebSocketException) as err:
-            stats.errors.append(f"connection: {type(err).__name__}: {err}")
-            stats.log.append((time.monotonic(), "error"))
-            session.close()
-            if not reconnect:
-                raise
-            # a browser reconnects at once and reruns the page it shows (once; later actions retry again)
-            return act(page_hash, None, f"{where} (reconnect)", retry=False) if retry else None
-        stats.times.append(run.seconds)
-        stats.by_page.setdefault(where, []).append(run.seconds)
-        stats.errors.extend(f"{where}: {e}" for e in run.errors)
-        stats.log.append((time.monotonic(), "error" if run.errors else "ok"))
-        return run
-
-    for path in pages:
-        if not session.pages and act() is None:  # (re)connected: the home page first, to learn the page hashes
-            continue
-        if path not in session.pages:
-            stats.errors.append(f"page {path!r} not served (server lists {sorted(session.pages)})")
-            continue
-        run = act(session.pages[path], where=path)
-        for _ in range(moves):
-            if run is None or not run.sliders:
-                break
-            slider = rng.choice(list(run.sliders.values()))
-            value = new_value(slider, rng)
-            if value is not None:
-                run = act(session.pages[path], (slider.id, value), f"{path} {slider.label}={value:g}") or run
-
-
 def built_paths() -> list[str]:
     r"""URL paths of every built page, in reading order (from the catalogue, never a fixed list)."""
     return [page.url_path for page in catalog.PAGES]
@@ -328,7 +134,31 @@ def run_load(base: str, *, sessions: int, moves: int, rounds: int, think: float,
     stop_at = time.monotonic() + duration
     tabs = [Session(base, deadline=deadline) for _ in range(sessions)]
     all_stats = [Stats() for _ in tabs]
-    results: list[Round] = []
+
+    def walk_tab(i: int, r: int) -> None:
+        if tabs[i].ws is None and not reconnect:
+            return
+        rng = random.Random(seed * 1_000_003 + (r if fresh else 0) * 10_007 + i)
+        try:
+            walk(tabs[i], all_stats[i], pages=pages, moves=moves, think=think, stop_at=stop_at, rng=rng,
+                 reconnect=reconnect)  # fmt: skip
+        except (OSError, websocket.WebSocketException):
+            pass  # already recorded as an error; without --reconnect this tab stops
+
+    open_tabs(tabs, all_stats, stop_at)
+    try:
+        results = [
+            play_round(r, walk_tab, all_stats, rss_pids=rss_pids, stop_at=stop_at, during=during if r == 0 else None)
+            for r in range(rounds)
+        ]
+    finally:
+        for tab in tabs:
+            tab.close()
+    return results, all_stats
+
+
+def open_tabs(tabs: Sequence[Session], all_stats: Sequence[Stats], stop_at: float) -> None:
+    r"""Connect every tab at once; one that cannot connect records why and stays closed."""
 
     def connect(i: int) -> None:
         try:
@@ -337,41 +167,30 @@ def run_load(base: str, *, sessions: int, moves: int, rounds: int, think: float,
         except (OSError, websocket.WebSocketException) as err:
             all_stats[i].errors.append(f"connect: {type(err).__name__}: {err}")
 
-    run_threads(connect, range(sessions), stop_at)
-    try:
-        for r in range(rounds):
-            before = server_rss_mb(rss_pids)
-            cpu0 = (own_cpu(), cpu_seconds(rss_pids))
-            marks = [(len(s.times), len(s.errors)) for s in all_stats]
+    run_threads(connect, range(len(tabs)), stop_at)
 
-            def one(i: int, r: int = r) -> None:
-                if tabs[i].ws is None and not reconnect:
-                    return
-                rng = random.Random(seed * 1_000_003 + (r if fresh else 0) * 10_007 + i)
-                try:
-                    walk(tabs[i], all_stats[i], pages=pages, moves=moves, think=think, stop_at=stop_at, rng=rng,
-                         reconnect=reconnect)  # fmt: skip
-                except (OSError, websocket.WebSocketException):
-                    pass  # already recorded as an error; without --reconnect this tab stops
 
-            side = None
-            if during is not None and r == 0:
-                side = threading.Thread(target=during, args=(all_stats,), daemon=True)
-                side.start()
-            began = time.monotonic()
-            run_threads(one, range(sessions), stop_at)
-            seconds = time.monotonic() - began
-            if side is not None:
-                side.join(timeout=max(0.0, stop_at - time.monotonic()))
-            times = [t for s, (n, _) in zip(all_stats, marks, strict=True) for t in s.times[n:]]
-            errors = [e for s, (_, n) in zip(all_stats, marks, strict=True) for e in s.errors[n:]]
-            results.append(Round(seconds, len(times), statistics.median(times) if times else float("nan"),
-                                 percentile(times, 0.95), errors, before, server_rss_mb(rss_pids),
-                                 own_cpu() - cpu0[0], cpu_seconds(rss_pids) - cpu0[1]))  # fmt: skip
-    finally:
-        for tab in tabs:
-            tab.close()
-    return results, all_stats
+def play_round(r: int, walk_tab: Callable[[int, int], None], all_stats: list[Stats], *, rss_pids: Sequence[int],
+               stop_at: float, during: Callable[[list[Stats]], None] | None) -> Round:  # fmt: skip
+    r"""Round ``r`` measured: every tab walks at once (``walk_tab(i, r)``, ``during`` beside them) → its reruns,
+    their latency and errors (what the stats gained), the server's RSS before and after, CPU of both sides."""
+    before = server_rss_mb(rss_pids)
+    cpu0 = (own_cpu(), cpu_seconds(rss_pids))
+    marks = [(len(s.times), len(s.errors)) for s in all_stats]
+    side = None
+    if during is not None:
+        side = threading.Thread(target=during, args=(all_stats,), daemon=True)
+        side.start()
+    began = time.monotonic()
+    run_threads(lambda i: walk_tab(i, r), range(len(all_stats)), stop_at)
+    seconds = time.monotonic() - began
+    if side is not None:
+        side.join(timeout=max(0.0, stop_at - time.monotonic()))
+    times = [t for s, (n, _) in zip(all_stats, marks, strict=True) for t in s.times[n:]]
+    errors = [e for s, (_, n) in zip(all_stats, marks, strict=True) for e in s.errors[n:]]
+    return Round(seconds, len(times), statistics.median(times) if times else float("nan"),
+                 percentile(times, 0.95), errors, before, server_rss_mb(rss_pids),
+                 own_cpu() - cpu0[0], cpu_seconds(rss_pids) - cpu0[1])  # fmt: skip
 
 
 def run_threads(fn: Callable[[int], None], items: range, stop_at: float) -> None:

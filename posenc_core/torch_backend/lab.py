@@ -195,6 +195,13 @@ def run_lab(
             per_seed[encoding].append(stats)
     if dev.type == "cuda":
         torch.cuda.synchronize()
+    results = _results(config, seeds, dev, per_seed)
+    results["seconds"] = time.perf_counter() - started
+    return results
+
+
+def _results(config: LabConfig, seeds: list[int], dev: torch.device, per_seed: dict[str, list[dict]]) -> dict:
+    r"""The JSON-able results of :func:`run_lab` (all but ``seconds``): the runs merged over seeds, the axes."""
     positions = _positions(config, config.eval_length)
     optimum = optimal_loss(config, config.eval_length)  # per token position; retrieval: 0 at every distance
     if optimum is not None:
@@ -212,7 +219,6 @@ def run_lab(
     }
     if config.task == "text":
         results["corpus"] = text_corpus().describe()
-    results["seconds"] = time.perf_counter() - started
     return results
 
 

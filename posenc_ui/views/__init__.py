@@ -2,8 +2,9 @@ r"""One module per teaching page: its parameters, figure recipes (cached core ca
 
 Each page's module exports ``VIEW`` and its reading-path entry ``PAGE = PageEntry(script, VIEW, preview)``
 (:mod:`posenc_ui.catalog`). :data:`PAGES` collects those entries in reading order and :data:`VIEWS` their views; the
-catalog, the export command and the tests walk them. View modules import no torch at module level: the lab's view
-imports it lazily.
+catalog, the export command and the tests walk them. A module without ``PAGE`` is no page: it holds part of one
+(``rope_long_range``, ``rope_inputs``, ``extension_models``), imported by that page's view. View modules import no
+torch at module level: the lab's view imports it lazily.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ A real model (a preset from ``assets/presets/``) gives the head size, base and t
 factor s give new frequencies, all from :func:`posenc_core.rope_frequencies_from_config`. The page draws the
 wavelengths before and after, YaRN's regimes r = L/λ with its α/β thresholds and its ramp two ways, the temperature
 each method applies, the arcs of angles each pair reaches at a target length, and any pasted ``config.json``.
+
+The recipes of the last section (every preset's wavelengths, a pasted ``config.json``, the preset table) live in
+:mod:`.extension_models`; this module holds the rest and the view.
 """
 
 from __future__ import annotations
@@ -16,14 +19,12 @@ import plotly.graph_objects as go
 
 from posenc_core import (
     ROPE_REGISTRY,
-    PosEncError,
     angle_coverage,
     dynamic_ntk_alpha,
     implied_base,
     ntk_base,
     ntk_exponent,
     pair_regimes,
-    parse_config_text,
     regime_counts,
     rope_frequencies,
     rope_frequencies_from_config,
@@ -50,6 +51,8 @@ from ..presets import (
 )
 from ..state import ChoiceParam, IntParam
 from .base import Check, Explain, PageRefusal, Values, View, uses
+from .extension_models import models_figure, pasted_figure
+from .extension_models import preset_table as preset_table  # re-exported: the page script reads its view
 
 #: The model's own scaling, then every rope_type of the core's registry but plain RoPE.
 METHODS = ("model", *(name for name in ROPE_REGISTRY if name != "default"))
@@ -252,82 +255,6 @@ def ood_figure(v: Values, lang: str) -> go.Figure:
     )
     title = t("extension.fig_ood", lang, model=_name(v), target=f"{ext.target:,}", length=f"{ext.length:,}")
     return figs.angle_rings(seen, panels, title=title, lang=lang)
-
-
-# --- real models, and a pasted config.json ------------------------------------------------------------------------
-
-
-@memo
-def _published() -> tuple[dict[str, np.ndarray], dict[str, int]]:
-    curves, lengths = {}, {}
-    for preset in load_presets().values():
-        if preset.missing:
-            continue  # not drawn without the fields that decide its frequencies
-        config = preset.config()
-        freqs = rope_frequencies_from_config(config, seq_len=config.get("max_position_embeddings"))
-        curves[preset.name], lengths[preset.name] = rope_wavelengths(freqs.inv_freq), training_length(config)
-    return curves, lengths
-
-
-@uses()
-def models_figure(v: Values, lang: str) -> go.Figure:
-    curves, lengths = _published()
-    return figs.model_wavelengths(curves, lengths, lang=lang)
-
-
-@memo
-def _pasted(text: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
-    config = parse_config_text(text)
-    length = training_length(config)
-    if not isinstance(length, int | float) or isinstance(length, bool):
-        raise PosEncError(
-            "config needs max_position_embeddings (or original_max_position_embeddings)", code="no_training_length"
-        )
-    longest = config.get("max_position_embeddings", length)
-    after = rope_frequencies_from_config(config, seq_len=longest if isinstance(longest, int) else None)
-    before = rope_frequencies_from_config(without_scaling(config)).inv_freq
-    rope_type, factor = scaling_of(config)
-    return before, after.inv_freq, after.attention_factor, int(length), rope_type, factor
-
-
-@uses("config")
-def pasted_figure(v: Values, lang: str) -> go.Figure:
-    before, after, attention_factor, length, rope_type, factor = _pasted(v["config"])
-    title = t(
-        "extension.fig_pasted",
-        lang,
-        type=rope_type,
-        factor=f"{factor:g}",
-        dim=2 * before.shape[0],
-        base=f"{implied_base(before):,.6g}",
-        attention=f"{attention_factor:.4f}",
-    )
-    return figs.wavelengths(
-        rope_wavelengths(before),
-        rope_wavelengths(after),
-        length=length,
-        target=None,
-        title=title,
-        after_name=t("extension.after_config", lang),
-        lang=lang,
-    )
-
-
-def preset_table(v: Values, lang: str) -> str:
-    r"""A markdown table of the chosen preset: field, value, where it was read (links)."""
-    preset = load_presets()[v["model"]]
-    rows = [
-        f"| {t('extension.col_field', lang)} | {t('extension.col_value', lang)} | {t('extension.col_source', lang)} |",
-        "|---|---|---|",
-    ]
-    for name, value in preset.values.items():
-        shown = json.dumps(value, ensure_ascii=False).replace("|", "\\|")
-        rows.append(f"| `{name}` | `{shown}` | [{t('extension.link', lang)}]({preset.sources[name]}) |")
-    for name in preset.missing:
-        rows.append(
-            f"| `{name}` | {t('extension.not_bundled', lang)} | [{t('extension.link', lang)}]({preset.source}) |"
-        )
-    return "\n".join(rows) + f"\n\n*{t(f'extension.note.{preset.id}', lang)}*"
 
 
 # --- checks -------------------------------------------------------------------------------------------------------

@@ -6,11 +6,13 @@ vectors. Half-split and interleaved pairing are one rotation in two orders of th
 breaks a model without a sound. Su's long-range decay beside random vectors (which do not decay), the period of
 each pair with the periods misprinted in the article 「从零学习大模型--旋转位置编码」, and how adding pairs pushes the
 first near-repeat of the "30° per token" clock of the WeChat article 「Transformer位置编码问题」 out of reach.
+
+The recipes and checks of those last two sections (decay, periods) live in :mod:`.rope_long_range`, and the inputs
+every section shares (θ_i, the seeded q and k) in :mod:`.rope_inputs`; this module holds the rest and the view.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,19 +25,12 @@ from posenc_core import (
     pair_index,
     pairing_permutation,
     pairing_residual,
-    rope_angles,
-    rope_decay_all_ones,
     rope_decay_bound,
     rope_decay_random,
-    rope_decay_random_expected,
-    rope_decay_random_z,
-    rope_inv_freq,
     rope_near_repeats,
-    rope_period_gaps,
     rope_relative_gaps,
     rope_scores,
     rope_scores_mixed_pairing,
-    rope_wavelengths,
     toeplitz_deviation,
 )
 
@@ -45,6 +40,18 @@ from ..i18n import t
 from ..memo import memo
 from ..state import BoolParam, ChoiceParam, IntListParam, IntParam
 from .base import Check, Explain, Values, View, uses
+from .rope_inputs import inv_freq_for, query_key
+from .rope_long_range import (
+    check_no_decay,
+    check_period,
+    check_published,
+    check_toy,
+    decay_figure,
+    periods_figure,
+    random_figure,
+    repeats_figure,
+    toy_figure,
+)
 
 BASES = (100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0, 10000000.0)
 PAIRINGS = ("interleaved", "half")
@@ -55,24 +62,6 @@ CURVE_REACH = 128  # offsets drawn either side of 0 (further when n − m is)
 SAMPLES = 40  # random (m′, n′) dropped on the offset curve
 MISMATCH_REACH = 96  # offsets of the mismatch curve
 MIXED_LENGTH = 48  # positions of the mixed-pairing score matrix
-#: ~1.5k log-spaced distances up to 10⁶ are what a screen shows; the core's curves are chunked anyway.
-DECAY_POINTS, DECAY_REACH = 1500, 10**6
-RANDOM_SAMPLES = 128
-#: The number of standard errors a sample mean of a zero-mean score may stray from 0 and still be "0".
-NO_DECAY_Z = 5.0
-#: RoFormer §3.4.3 (Fig. 2), d = 128, base 10⁴: Su's bound at distances 0, 100, 256 (docs/references.md).
-PUBLISHED_DECAY = {0: 32.5, 100: 10.23, 256: 6.54}
-PUBLISHED_DIM, PUBLISHED_BASE = 128, 10000.0
-#: The example of the article 「从零学习大模型--旋转位置编码」: d = 512, base 10⁴; the periods it prints, and the pairs
-#: that really exist.
-SYLLABUS_DIM = 512
-SYLLABUS_PRINTED = {0: 6.28, 128: 316.23, 256: 15811.39}
-SYLLABUS_PAIRS = (0, 128, 255)
-#: The clock of the WeChat article 「Transformer位置编码问题」: 30° per token; a second pair turning 1 rad per token
-#: (RoPE's pair 0) beside it.
-TOY_THETAS = (math.pi / 6, 1.0)
-TOY_POSITIONS, TOY_REPEAT = 24, 12
-REPEAT_PAIRS, REPEAT_REACH = 12, 10**6
 
 
 @dataclass(frozen=True)
@@ -102,18 +91,6 @@ PARAMS = (
 # --- cached core calls -------------------------------------------------------------------------------------------
 
 
-@memo
-def _inv_freq(dim: int, base: float) -> np.ndarray:
-    return rope_inv_freq(dim, base=base)  # (d/2,)
-
-
-@memo
-def _qk(dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    r"""A query and a key, N(0, I) in d dimensions, seeded (a stand-in for W_Q x and W_K x)."""
-    q, k = np.random.default_rng([seed, dim]).standard_normal((2, dim))
-    return q, k
-
-
 def _other(pairing: str) -> str:
     return PAIRINGS[1 - PAIRINGS.index(pairing)]
 
@@ -139,7 +116,7 @@ def _pairs(v: Values) -> tuple[int, ...]:
 @uses("dim", "base", "pairs", "m", "n", "seed")
 def clocks_figure(v: Values, lang: str) -> go.Figure:
     pairs = _pairs(v)
-    inv_freq, (q, k) = _inv_freq(v["dim"], v["base"]), _qk(v["dim"], v["seed"])
+    inv_freq, (q, k) = inv_freq_for(v["dim"], v["base"]), query_key(v["dim"], v["seed"])
     columns = np.ravel([(2 * i, 2 * i + 1) for i in pairs])  # pair i = (x_{2i}, x_{2i+1}), as in the paper
     shifts = np.arange(CLOCK_FRAMES)
     q_rot = apply_rope(_rows(q, CLOCK_FRAMES), v["m"] + shifts, inv_freq, pairing="interleaved")[:, columns]
@@ -168,7 +145,7 @@ def _window(centre: int) -> np.ndarray:
 
 @uses("dim", "base", "m", "n", "seed")
 def window_figure(v: Values, lang: str) -> go.Figure:
-    inv_freq, (q, k) = _inv_freq(v["dim"], v["base"]), _qk(v["dim"], v["seed"])
+    inv_freq, (q, k) = inv_freq_for(v["dim"], v["base"]), query_key(v["dim"], v["seed"])
     queries, keys = _window(v["m"]), _window(v["n"])
     scores = rope_scores(
         _rows(q, WINDOW), _rows(k, WINDOW), inv_freq, query_positions=queries, key_positions=keys, scale=1.0
@@ -179,7 +156,7 @@ def window_figure(v: Values, lang: str) -> go.Figure:
 @memo
 def _relative(dim: int, base: float, m: int, n: int, seed: int) -> dict[str, Any]:
     r"""The curve :math:`q_0 \cdot k_r`, random (m′, n′) scored directly, and the chosen :math:`q_m \cdot k_n`."""
-    inv_freq, (q, k) = _inv_freq(dim, base), _qk(dim, seed)
+    inv_freq, (q, k) = inv_freq_for(dim, base), query_key(dim, seed)
     reach = max(CURVE_REACH, abs(n - m) + 8)
     offsets = np.arange(-reach, reach + 1, dtype=np.float64)
     curve = rope_scores(
@@ -237,7 +214,7 @@ def pairs_figure(v: Values, lang: str) -> go.Figure:
 @uses("dim", "base", "m", "seed")
 def check_permutation(v: Values) -> Check:
     x = np.random.default_rng([v["seed"], v["dim"], 2]).standard_normal((8, v["dim"]))
-    residual = pairing_residual(x, v["m"] + np.arange(8.0), _inv_freq(v["dim"], v["base"]))
+    residual = pairing_residual(x, v["m"] + np.arange(8.0), inv_freq_for(v["dim"], v["base"]))
     return Check("rope.check_permutation", residual, tolerance=1e-12)
 
 
@@ -250,7 +227,7 @@ def _mismatch(dim: int, base: float, seed: int, trained: str, lookback: int) -> 
     :data:`MIXED_LENGTH` positions, the Toeplitz residual with the wrong pairing on both sides and the score matrix
     (and its residual) with q and k rotated by different pairings.
     """
-    inv_freq, (q, _) = _inv_freq(dim, base), _qk(dim, seed)
+    inv_freq, (q, _) = inv_freq_for(dim, base), query_key(dim, seed)
     other = _other(trained)
     k = apply_rope(q[None], [float(lookback)], inv_freq, pairing=trained)[0]
     offsets = np.arange(-MISMATCH_REACH, MISMATCH_REACH + 1, dtype=np.float64)
@@ -309,104 +286,6 @@ def check_wrong(v: Values) -> Check:
 def check_mixed(v: Values) -> Check:
     r = _mismatch(v["dim"], v["base"], v["seed"], v["trained"], v["lookback"])
     return _one_pair(v["dim"]) or Check("rope.check_mixed", r["mixed_residual"], expect_zero=False, tolerance=1e-6)
-
-
-# --- 4. long-range decay -----------------------------------------------------------------------------------------
-
-
-@memo
-def _distances() -> np.ndarray:
-    return np.unique(np.round(np.logspace(0, math.log10(DECAY_REACH), DECAY_POINTS)))  # (~1.1k,) 1 … 10⁶
-
-
-@uses("dim", "base")
-def decay_figure(v: Values, lang: str) -> go.Figure:
-    inv_freq, r = _inv_freq(v["dim"], v["base"]), _distances()
-    marks = dict(zip(PUBLISHED_DECAY, rope_decay_bound(list(PUBLISHED_DECAY), inv_freq), strict=True))
-    return figs.decay(r, rope_decay_bound(r, inv_freq), rope_decay_all_ones(r, inv_freq), marks, lang=lang)
-
-
-@memo
-def _random(dim: int, base: float, seed: int, same_vector: bool) -> tuple[np.ndarray, np.ndarray]:
-    inv_freq = _inv_freq(dim, base)
-    return rope_decay_random(_distances(), inv_freq, n_samples=RANDOM_SAMPLES, seed=seed, same_vector=same_vector)
-
-
-@uses("dim", "base", "seed", "same_vector")
-def random_figure(v: Values, lang: str) -> go.Figure:
-    mean, std = _random(v["dim"], v["base"], v["seed"], v["same_vector"])
-    r = _distances()
-    expected = rope_decay_random_expected(r, _inv_freq(v["dim"], v["base"]), same_vector=v["same_vector"])
-    return figs.random_band(r, mean, std, expected, same_vector=v["same_vector"], lang=lang)
-
-
-@uses()
-def check_published(v: Values) -> Check:
-    bound = rope_decay_bound(list(PUBLISHED_DECAY), _inv_freq(PUBLISHED_DIM, PUBLISHED_BASE))
-    residual = float(np.max(np.abs(bound - list(PUBLISHED_DECAY.values()))))
-    values = " / ".join(f"{b:.2f}" for b in bound)
-    return Check("rope.check_published", residual, tolerance=0.005, fmt={"values": values})
-
-
-@uses("dim", "base", "seed")
-def check_no_decay(v: Values) -> Check:
-    mean, std = _random(v["dim"], v["base"], v["seed"], False)
-    z = rope_decay_random_z(mean, std, n_samples=RANDOM_SAMPLES)  # the sample mean in standard errors
-    return Check("rope.check_no_decay", float(np.max(z)), tolerance=NO_DECAY_Z, fmt={"samples": RANDOM_SAMPLES})
-
-
-# --- 5. periods and near repeats ---------------------------------------------------------------------------------
-
-
-@uses("dim", "base")
-def periods_figure(v: Values, lang: str) -> go.Figure:
-    wavelengths = rope_wavelengths(_inv_freq(v["dim"], v["base"]))
-    syllabus = rope_wavelengths(_inv_freq(SYLLABUS_DIM, PUBLISHED_BASE))[list(SYLLABUS_PAIRS)]
-    return figs.periods(
-        np.arange(wavelengths.shape[0]),
-        wavelengths,
-        v["dim"],
-        dict(zip(SYLLABUS_PAIRS, syllabus, strict=True)),
-        SYLLABUS_PRINTED,
-        SYLLABUS_DIM,
-        lang=lang,
-    )
-
-
-@uses("dim", "base", "seed")
-def check_period(v: Values) -> Check:
-    r"""After :math:`T_i` tokens pair i is back where it started: rotate x to position :math:`T_i`, compare pair i."""
-    gaps = rope_period_gaps(_qk(v["dim"], v["seed"])[0], _inv_freq(v["dim"], v["base"]))  # (d/2,)
-    return Check("rope.check_period", float(np.max(gaps)), tolerance=1e-6, fmt={"pairs": gaps.shape[0]})
-
-
-@uses()
-def toy_figure(v: Values, lang: str) -> go.Figure:
-    angles = rope_angles(np.arange(TOY_POSITIONS, dtype=np.float64), TOY_THETAS)  # (24, 2)
-    return figs.toy_clock(angles, (0, TOY_REPEAT), lang=lang)
-
-
-@memo
-def _repeats(dim: int, base: float, tolerance: int) -> tuple[int | None, ...]:
-    pairs = _inv_freq(dim, base)[:REPEAT_PAIRS]
-    return rope_near_repeats(pairs, tolerance=math.radians(tolerance), max_distance=REPEAT_REACH)
-
-
-@uses("dim", "base", "tolerance")
-def repeats_figure(v: Values, lang: str) -> go.Figure:
-    return figs.near_repeats(_repeats(v["dim"], v["base"], v["tolerance"]), REPEAT_REACH, v["tolerance"], lang=lang)
-
-
-@uses("tolerance")
-def check_toy(v: Values) -> Check:
-    (alone,) = rope_near_repeats(TOY_THETAS[:1], tolerance=1e-9, max_distance=10 * TOY_REPEAT)
-    together = rope_near_repeats(TOY_THETAS, tolerance=math.radians(v["tolerance"]), max_distance=REPEAT_REACH)[1]
-    fmt = {
-        "alone": alone,
-        "together": f"{together:,}" if together else f"> {REPEAT_REACH:,}",
-        "tolerance": v["tolerance"],
-    }
-    return Check("rope.check_toy", float(abs((alone or 0) - TOY_REPEAT)), fmt=fmt)
 
 
 VIEW = View(

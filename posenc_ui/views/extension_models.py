@@ -1,0 +1,96 @@
+r"""Page 7 (context extension), its last section: real models and a pasted ``config.json``.
+
+Every bundled preset's wavelengths at its own context length, the frequencies of any pasted ``config.json`` before
+and after its own scaling (type, factor, d, base and attention factor in the title), and the table of where each
+field of the chosen preset was read. Recipes only: :mod:`.extension` puts them into the page's view.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+
+from posenc_core import PosEncError, implied_base, parse_config_text, rope_frequencies_from_config, rope_wavelengths
+
+from ..figures import extension as figs
+from ..i18n import t
+from ..memo import memo
+from ..presets import load_presets, scaling_of, training_length, without_scaling
+from .base import Values, uses
+
+# --- real models, and a pasted config.json ------------------------------------------------------------------------
+
+
+@memo
+def _published() -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    curves, lengths = {}, {}
+    for preset in load_presets().values():
+        if preset.missing:
+            continue  # not drawn without the fields that decide its frequencies
+        config = preset.config()
+        freqs = rope_frequencies_from_config(config, seq_len=config.get("max_position_embeddings"))
+        curves[preset.name], lengths[preset.name] = rope_wavelengths(freqs.inv_freq), training_length(config)
+    return curves, lengths
+
+
+@uses()
+def models_figure(v: Values, lang: str) -> go.Figure:
+    curves, lengths = _published()
+    return figs.model_wavelengths(curves, lengths, lang=lang)
+
+
+@memo
+def _pasted(text: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
+    config = parse_config_text(text)
+    length = training_length(config)
+    if not isinstance(length, int | float) or isinstance(length, bool):
+        raise PosEncError(
+            "config needs max_position_embeddings (or original_max_position_embeddings)", code="no_training_length"
+        )
+    longest = config.get("max_position_embeddings", length)
+    after = rope_frequencies_from_config(config, seq_len=longest if isinstance(longest, int) else None)
+    before = rope_frequencies_from_config(without_scaling(config)).inv_freq
+    rope_type, factor = scaling_of(config)
+    return before, after.inv_freq, after.attention_factor, int(length), rope_type, factor
+
+
+@uses("config")
+def pasted_figure(v: Values, lang: str) -> go.Figure:
+    before, after, attention_factor, length, rope_type, factor = _pasted(v["config"])
+    title = t(
+        "extension.fig_pasted",
+        lang,
+        type=rope_type,
+        factor=f"{factor:g}",
+        dim=2 * before.shape[0],
+        base=f"{implied_base(before):,.6g}",
+        attention=f"{attention_factor:.4f}",
+    )
+    return figs.wavelengths(
+        rope_wavelengths(before),
+        rope_wavelengths(after),
+        length=length,
+        target=None,
+        title=title,
+        after_name=t("extension.after_config", lang),
+        lang=lang,
+    )
+
+
+def preset_table(v: Values, lang: str) -> str:
+    r"""A markdown table of the chosen preset: field, value, where it was read (links)."""
+    preset = load_presets()[v["model"]]
+    rows = [
+        f"| {t('extension.col_field', lang)} | {t('extension.col_value', lang)} | {t('extension.col_source', lang)} |",
+        "|---|---|---|",
+    ]
+    for name, value in preset.values.items():
+        shown = json.dumps(value, ensure_ascii=False).replace("|", "\\|")
+        rows.append(f"| `{name}` | `{shown}` | [{t('extension.link', lang)}]({preset.sources[name]}) |")
+    for name in preset.missing:
+        rows.append(
+            f"| `{name}` | {t('extension.not_bundled', lang)} | [{t('extension.link', lang)}]({preset.source}) |"
+        )
+    return "\n".join(rows) + f"\n\n*{t(f'extension.note.{preset.id}', lang)}*"
