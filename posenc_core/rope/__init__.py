@@ -21,12 +21,17 @@ Both rotate by +m·θ_i and differ only by a fixed permutation of the dimensions
 with the other silently scores with the wrong pairs (HF permutes Meta's q/k weights when converting for this reason):
 :func:`pairing_permutation` is that reordering, and :func:`rope_scores_mixed_pairing` scores with the two mixed.
 
+Each step of the derivation, from the requirement to the block-diagonal rotation, is measured in :mod:`.derivation`;
+the same rotation on an image's patch grid (half the pairs per axis) is :mod:`.axial`; and RoPE inside linear
+attention, where a per-token rotation survives the kernel trick, is :mod:`.linear`.
+
 What the page measures on top: the long-range decay of §3.4.3 (:func:`rope_decay_bound`, the all-ones curve and
 the random-vector band, computed in chunks so 10^6 distances stay within a few tens of MB), and when a set of
 rotating pairs first comes back to where it started (:func:`rope_near_repeats`; the clock of the WeChat article
 「Transformer位置编码问题」).
 """
 
+from .axial import apply_rope_2d, patch_grid, rope_2d_relative_residual, rope_2d_scores
 from .checks import (
     pairing_residual,
     rope_decay_random_expected,
@@ -35,6 +40,8 @@ from .checks import (
     rope_relative_gaps,
 )
 from .curves import rope_decay_all_ones, rope_decay_bound, rope_decay_random, rope_near_repeats
+from .derivation import RotationChecks, complex_form_residual, rotation_checks
+from .linear import LINEAR_METHODS, elu_feature_map, rope_linear_attention
 from .rotation import (
     MAX_ROTARY_DIM,
     PAIRINGS,
@@ -50,12 +57,20 @@ from .rotation import (
 )
 
 __all__ = [
+    "LINEAR_METHODS",
     "MAX_ROTARY_DIM",
     "PAIRINGS",
+    "RotationChecks",
     "apply_rope",
+    "apply_rope_2d",
+    "complex_form_residual",
+    "elu_feature_map",
     "pair_index",
     "pairing_permutation",
     "pairing_residual",
+    "patch_grid",
+    "rope_2d_relative_residual",
+    "rope_2d_scores",
     "rope_angles",
     "rope_decay_all_ones",
     "rope_decay_bound",
@@ -63,6 +78,7 @@ __all__ = [
     "rope_decay_random_expected",
     "rope_decay_random_z",
     "rope_inv_freq",
+    "rope_linear_attention",
     "rope_near_repeats",
     "rope_period_gaps",
     "rope_relative_gaps",
@@ -70,4 +86,5 @@ __all__ = [
     "rope_scores",
     "rope_scores_mixed_pairing",
     "rope_wavelengths",
+    "rotation_checks",
 ]
