@@ -14,6 +14,11 @@ with start(VIEW) as page:
     page.figure("clocks")
     page.text("complex")
 
+    page.heading("h_derive")
+    page.text("derive")
+    for step in ("complex", "orthogonal", "determinant", "norm", "composition"):
+        page.check(step)
+
     page.heading("h_relative")
     page.text("relative")
     page.figures("window", "offsets")
@@ -47,5 +52,14 @@ with start(VIEW) as page:
     page.controls("tolerance")
     page.figures("toy", "repeats")
     page.check("toy")
+
+    page.heading("h_beyond")
+    page.text("axial")
+    page.controls("grid")
+    page.figure("axial")
+    page.check("axial")
+    page.text("linear")
+    page.check("linear")
+    page.text("trained")
 
     page.explain()

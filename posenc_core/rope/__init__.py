@@ -41,7 +41,7 @@ from .checks import (
 )
 from .curves import rope_decay_all_ones, rope_decay_bound, rope_decay_random, rope_near_repeats
 from .derivation import RotationChecks, complex_form_residual, rotation_checks
-from .linear import LINEAR_METHODS, elu_feature_map, rope_linear_attention
+from .linear import LINEAR_METHODS, elu_feature_map, rope_linear_attention, rope_linear_attention_residual
 from .rotation import (
     MAX_ROTARY_DIM,
     PAIRINGS,
@@ -79,6 +79,7 @@ __all__ = [
     "rope_decay_random_z",
     "rope_inv_freq",
     "rope_linear_attention",
+    "rope_linear_attention_residual",
     "rope_near_repeats",
     "rope_period_gaps",
     "rope_relative_gaps",

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import PosEncError, as_array, as_bool, as_choice, check_elements
 from .rotation import _check_inv_freq, _check_positions, apply_rope
 
-__all__ = ["LINEAR_METHODS", "elu_feature_map", "rope_linear_attention"]
+__all__ = ["LINEAR_METHODS", "elu_feature_map", "rope_linear_attention", "rope_linear_attention_residual"]
 
 #: "prefix": running totals, O(N·d·d_v); "pairwise": the N × N weights written out, O(N²·d) (the reference).
 LINEAR_METHODS = ("prefix", "pairwise")
@@ -74,3 +74,11 @@ def rope_linear_attention(
     numerator = np.einsum("ld,lde->le", rq, totals)  # (R_m φ(q_m))ᵀ S_m
     denominator = np.einsum("ld,ld->l", phi_q, key_sums)  # φ(q_m)ᵀ z_m
     return numerator / denominator[:, None]
+
+
+def rope_linear_attention_residual(q: object, k: object, v: object, inv_freq: object) -> float:
+    r""":math:`\max|A_{\text{prefix}} - A_{\text{pairwise}}| / \max|A_{\text{pairwise}}|` for causal
+    :func:`rope_linear_attention`: 0 up to rounding, because the rotation factorises per token."""
+    running = rope_linear_attention(q, k, v, inv_freq, method="prefix")  # O(N·d·d_v)
+    pairwise = rope_linear_attention(q, k, v, inv_freq, method="pairwise")  # O(N²·d)
+    return float(np.max(np.abs(running - pairwise)) / np.max(np.abs(pairwise)))

@@ -22,15 +22,18 @@ import plotly.graph_objects as go
 
 from posenc_core import (
     apply_rope,
+    apply_rope_2d,
     pair_index,
     pairing_permutation,
     pairing_residual,
     rope_decay_bound,
     rope_decay_random,
+    rope_linear_attention,
     rope_near_repeats,
     rope_relative_gaps,
     rope_scores,
     rope_scores_mixed_pairing,
+    rotation_checks,
     toeplitz_deviation,
 )
 
@@ -39,6 +42,7 @@ from ..figures import rope as figs
 from ..i18n import t
 from ..memo import memo
 from ..state import BoolParam, ChoiceParam, IntListParam, IntParam
+from . import rope_beyond as beyond
 from .base import Check, Explain, Values, View, uses
 from .rope_inputs import inv_freq_for, query_key
 from .rope_long_range import (
@@ -85,6 +89,7 @@ PARAMS = (
     IntParam("lookback", 20, lo=1, hi=64),
     BoolParam("same_vector", False),
     IntParam("tolerance", 6, lo=1, hi=30),  # degrees: 6° ≈ 0.1 rad
+    *beyond.PARAMS,
 )
 
 
@@ -303,6 +308,7 @@ VIEW = View(
         "periods": periods_figure,
         "toy": toy_figure,
         "repeats": repeats_figure,
+        **beyond.FIGURES,
     },
     checks={
         "relative": check_relative,
@@ -313,6 +319,7 @@ VIEW = View(
         "no_decay": check_no_decay,
         "period": check_period,
         "toy": check_toy,
+        **beyond.CHECKS,
     },
     explain=Explain(
         latex=(
@@ -332,10 +339,25 @@ VIEW = View(
             rope_decay_bound,
             rope_decay_random,
             rope_near_repeats,
+            rotation_checks,
+            apply_rope_2d,
+            rope_linear_attention,
         ),
         paper="Su et al. 2021, *RoFormer: Enhanced Transformer with Rotary Position Embedding*, arXiv:2104.09864, "
         "§3.2–3.4; `rotate_half` and `convert_llama_weights_to_hf.py` in Hugging Face transformers",
-        checks=("relative", "permutation", "wrong", "mixed", "published", "no_decay", "period", "toy"),
+        checks=(
+            "relative",
+            "composition",
+            "permutation",
+            "wrong",
+            "mixed",
+            "published",
+            "no_decay",
+            "period",
+            "toy",
+            "axial",
+            "linear",
+        ),
     ),
 )
 
