@@ -47,7 +47,9 @@ _kaleido_started = False
 
 def html_bytes(fig: go.Figure, *, plotlyjs: bool | str = True) -> bytes:
     r"""A complete HTML page of ``fig``; ``plotlyjs=True`` inlines plotly.js, a path string links to it instead."""
-    return fig.to_html(include_plotlyjs=plotlyjs, full_html=True, config={"displaylogo": False}).encode("utf-8")
+    # auto_play=False: a figure with frames would otherwise play through them all on load and stop on the last one.
+    page = fig.to_html(include_plotlyjs=plotlyjs, full_html=True, auto_play=False, config={"displaylogo": False})
+    return page.encode("utf-8")
 
 
 def stop_kaleido() -> None:
