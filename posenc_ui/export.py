@@ -1,15 +1,18 @@
 r"""Figures out of the app: offline HTML, PNG and SVG, and a whole static site of every page's figures.
 
-In the app, :func:`bytes_builder` hands ``st.download_button`` a callable, so a file is only built when its button
-is clicked. HTML inlines plotly.js (self-contained, ~4.9 MB, works offline); PNG and SVG go through kaleido and
-Debian's Chromium, with one kaleido server started on first use (~2 s once, ~0.2 s per image after).
+In the app, :func:`download_builder` hands ``st.download_button`` a callable, so a file is only built when its
+button is clicked. HTML inlines plotly.js (self-contained, ~4.7 MB, works offline) and keeps the figure's main slider
+as plotly.js frames computed now (:mod:`posenc_ui.sweep`), so it stays interactive with no server; PNG and SVG are
+the figure as shown, through kaleido and Debian's Chromium, with one kaleido server started on first use (~2 s once,
+~0.2 s per image after).
 
 As a command, it writes every page's figures at their default settings for a course site with no server::
 
     python -m posenc_ui.export --out site/ [--lang zh|en] [--no-images]
     python -m posenc_ui.export --previews --out assets/previews   # the home page's card images
 
-``site/index.html`` links each figure's interactive HTML (sharing one ``plotly.min.js``) and shows its PNG.
+``site/index.html`` links each figure's interactive HTML (sharing one ``plotly.min.js``, each with its slider) and
+shows its PNG; the command prints every figure's frames and size.
 """
 
 from __future__ import annotations
@@ -19,13 +22,19 @@ import atexit
 import html
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import plotly.graph_objects as go
 import plotly.offline
 
+from posenc_core import PosEncError
+
 from .figures.style import EXPORT_BORDER
+from .sweep import swept_figure
+from .views.base import View
 
 FORMATS: tuple[str, ...] = ("html", "png", "svg")
 MIME = {"html": "text/html", "png": "image/png", "svg": "image/svg+xml"}
@@ -38,7 +47,9 @@ _kaleido_started = False
 
 def html_bytes(fig: go.Figure, *, plotlyjs: bool | str = True) -> bytes:
     r"""A complete HTML page of ``fig``; ``plotlyjs=True`` inlines plotly.js, a path string links to it instead."""
-    return fig.to_html(include_plotlyjs=plotlyjs, full_html=True, config={"displaylogo": False}).encode("utf-8")
+    # auto_play=False: a figure with frames would otherwise play through them all on load and stop on the last one.
+    page = fig.to_html(include_plotlyjs=plotlyjs, full_html=True, auto_play=False, config={"displaylogo": False})
+    return page.encode("utf-8")
 
 
 def stop_kaleido() -> None:
@@ -87,11 +98,36 @@ def bytes_builder(fig: go.Figure, fmt: str) -> Callable[[], bytes]:
     return lambda: figure_bytes(fig, fmt)
 
 
+def download_builder(
+    view: View, name: str, values: Mapping[str, Any], lang: str, shown: go.Figure, fmt: str
+) -> Callable[[], bytes]:
+    r"""The download panel's callable: HTML with the figure's slider as frames, PNG / SVG of ``shown`` as drawn.
+
+    A page showing its last good figure (the core refused the current values) gets that figure, still.
+    """
+    if fmt != "html":
+        return bytes_builder(shown, fmt)
+
+    def build() -> bytes:
+        try:
+            return html_bytes(swept_figure(view, name, values, lang))
+        except PosEncError:
+            return html_bytes(shown)
+
+    return build
+
+
 # --- the static site ---------------------------------------------------------------------------------------------
 
 
-def write_site(out: Path, langs: Sequence[str], *, images: bool = True) -> list[Path]:
-    r"""Write every page's default figures under ``out/<lang>/`` and an ``out/index.html``; return the files."""
+def write_site(
+    out: Path, langs: Sequence[str], *, images: bool = True, sizes: list[SiteFigure] | None = None
+) -> list[Path]:
+    r"""Write every page's default figures under ``out/<lang>/`` and an ``out/index.html``; return the files.
+
+    Each HTML keeps its figure's slider (:func:`~posenc_ui.sweep.swept_figure`); ``sizes`` collects one
+    :class:`SiteFigure` a file.
+    """
     from .catalog import PAGES
     from .i18n import t
     from .state import defaults
@@ -110,8 +146,14 @@ def write_site(out: Path, langs: Sequence[str], *, images: bool = True) -> list[
             for name, build in page.view.figures.items():
                 fig = build(values, lang)
                 stem = folder / f"{page.number}-{page.id}-{name}"
-                stem.with_suffix(".html").write_bytes(html_bytes(fig, plotlyjs="../plotly.min.js"))
+                swept = swept_figure(page.view, name, values, lang)
+                stem.with_suffix(".html").write_bytes(html_bytes(swept, plotlyjs="../plotly.min.js"))
                 written.append(stem.with_suffix(".html"))
+                if sizes is not None:
+                    where = f"{lang}/{page.number}-{page.id}"
+                    sizes.append(
+                        SiteFigure(stem.with_suffix(".html"), where, len(swept.frames), page.view.sweeps.get(name))
+                    )
                 items.append(_site_item(fig, stem, out, images, written))
             sections.append(
                 f"<h3>{page.number}. {html.escape(t(page.title_key, lang))}</h3>"
@@ -121,6 +163,35 @@ def write_site(out: Path, langs: Sequence[str], *, images: bool = True) -> list[
     index.write_text(_site_page(sections), encoding="utf-8")
     written.append(index)
     return written
+
+
+@dataclass(frozen=True)
+class SiteFigure:
+    r"""One figure's HTML file in the site: where, its slider's frames (0 when still) and the parameter swept."""
+
+    path: Path
+    page: str
+    frames: int
+    swept: str | None
+
+    @property
+    def bytes(self) -> int:
+        return self.path.stat().st_size
+
+
+def size_table(figures: Sequence[SiteFigure]) -> str:
+    r"""A plain-text table: each figure file's slider and size (beyond the shared plotly.min.js), then per page."""
+    lines = [f"{'file':44} {'slider':13} {'frames':>6} {'KB':>7}"]
+    pages: dict[str, list[SiteFigure]] = {}
+    for fig in figures:
+        lines.append(f"{fig.path.parent.name + '/' + fig.path.name:44} {fig.swept or '-':13} {fig.frames:6d} "
+                     f"{fig.bytes / 1024:7.0f}")  # fmt: skip
+        pages.setdefault(fig.page, []).append(fig)
+    lines.append(f"{'page':44} {'figures':>13} {'frames':>6} {'KB':>7}")
+    for page, figs in pages.items():
+        total = sum(f.bytes for f in figs) / 1024
+        lines.append(f"{page:44} {len(figs):13d} {sum(f.frames for f in figs):6d} {total:7.0f}")
+    return "\n".join(lines)
 
 
 def _site_item(fig: go.Figure, stem: Path, out: Path, images: bool, written: list[Path]) -> str:
@@ -213,7 +284,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.previews:
             files = write_previews(args.out)
         else:
-            files = write_site(args.out, [args.lang] if args.lang else list(LANGS), images=not args.no_images)
+            sizes: list[SiteFigure] = []
+            langs = [args.lang] if args.lang else list(LANGS)
+            files = write_site(args.out, langs, images=not args.no_images, sizes=sizes)
+            print(size_table(sizes))
     finally:
         stop_kaleido()
     where = "" if args.previews else f" (open {args.out / 'index.html'})"

@@ -32,10 +32,10 @@ def slopes(values: np.ndarray, exponents: np.ndarray, closest: int, *, lang: str
          else "markers", "marker": {"color": colour, "size": 8 if values.shape[0] <= 32 else 5},
          "line": {"color": colour, "width": 1}, "name": t(f"alibi.group_{name}", lang, c=closest, c2=2 * closest),
          "customdata": [exponent_label(e) for e in exponents[mask]],
-         "hovertemplate": f"{t('alibi.head', lang)} %{{x}}: m = %{{customdata}} = %{{y:.5g}}<extra></extra>"}
+         "hovertemplate": f"{t('alibi.head', lang)} %{{x}}: m = %{{customdata}} = %{{y:.5g}}<extra></extra>",
+         "showlegend": bool(mask.any())}
         for name, mask, colour in groups
-        if mask.any()
-    ]  # fmt: skip
+    ]  # fmt: skip  # both groups always, one maybe empty: the exported slider over head counts needs fixed traces
     ticks = np.arange(0, int(np.ceil(exponents.max())) + 1)
     return figure(
         traces,
@@ -133,10 +133,11 @@ def bias_curves(
         colour = PALETTE[n % len(PALETTE)]
         traces.append({"type": "scatter", "x": distances, "y": curve, "mode": "lines", "line": {"color": colour},
                        "name": f"{head} {h}", "hovertemplate": "d = %{x}: %{y:.3f}<extra></extra>"})  # fmt: skip
-        if field <= distances[-1]:
-            traces.append({"type": "scatter", "x": [field], "y": [-threshold], "mode": "markers",
-                           "marker": {"color": colour, "size": 10, "symbol": "x"}, "showlegend": False,
-                           "hovertemplate": f"{head} {h}: d = %{{x:.4g}}<extra></extra>"})  # fmt: skip
+        # Where the curve crosses −τ, or an empty marker past the drawn range (an exported slider needs fixed traces).
+        cross = ([field], [-threshold]) if field <= distances[-1] else ([], [])
+        traces.append({"type": "scatter", "x": cross[0], "y": cross[1], "mode": "markers",
+                       "marker": {"color": colour, "size": 10, "symbol": "x"}, "showlegend": False,
+                       "hovertemplate": f"{head} {h}: d = %{{x:.4g}}<extra></extra>"})  # fmt: skip
     floor = max(float(curves.min()), -4 * threshold)  # the slow heads would flatten everything else
     return figure(
         traces,

@@ -202,6 +202,6 @@ class Page:
         write_url({"lang": self.lang, **encoded})
         if self.embedded:
             return
-        export_panel(self.view.page_id, self._drawn, self.lang, self._file_stem)
+        export_panel(self.view, values, self._drawn, self.lang, self._file_stem)
         share_box(self.entry, {"lang": self.lang, **encoded}, self.lang)
         next_link(self.entry, self.lang)

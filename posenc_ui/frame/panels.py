@@ -13,7 +13,7 @@ import streamlit as st
 
 from .. import export
 from ..i18n import t
-from ..views.base import Check, Explain
+from ..views.base import Check, Explain, View
 
 
 def explain_panel(explain: Explain, lang: str, check: Callable[[str], object]) -> None:
@@ -59,8 +59,13 @@ def render_sources(sources: Sequence[Callable[..., Any]], lang: str) -> None:
     st.caption(t("explain.source_note", lang))
 
 
-def export_panel(page_id: str, drawn: Mapping[str, go.Figure], lang: str, file_stem: Callable[[str], str]) -> None:
+def export_panel(
+    view: View, values: Mapping[str, Any], drawn: Mapping[str, go.Figure], lang: str, file_stem: Callable[[str], str]
+) -> None:
     r"""Download one figure of the page as offline HTML, PNG or SVG: pick it, pick the format, one button.
+
+    The HTML keeps the figure's main slider, its frames computed on click (:func:`~posenc_ui.export.download_builder`),
+    so the file stays interactive with no server; PNG and SVG are the figure as drawn.
 
     One panel a page rather than three buttons under every figure: each element costs the server work on every
     rerun (three buttons and their row under each of eleven figures were a third of the RoPE page's elements).
@@ -69,7 +74,7 @@ def export_panel(page_id: str, drawn: Mapping[str, go.Figure], lang: str, file_s
     names = list(drawn)
     if not names:
         return
-    key = f"export.{page_id}"
+    key = f"export.{view.page_id}"
     with st.expander(t("export.title", lang), icon=":material/download:"):
         left, right = st.columns([3, 2])
         # Labels are plain dicts' lookups: Streamlit keeps each widget's format_func for the whole session, and a
@@ -86,7 +91,7 @@ def export_panel(page_id: str, drawn: Mapping[str, go.Figure], lang: str, file_s
         )
         st.download_button(
             t("export.download", lang, format=t(f"export.{fmt}", lang)),
-            data=export.bytes_builder(drawn[name], fmt),
+            data=export.download_builder(view, name, values, lang, drawn[name], fmt),
             file_name=f"{file_stem(name)}.{fmt}",
             mime=export.MIME[fmt],
             on_click="ignore",

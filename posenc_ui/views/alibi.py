@@ -165,6 +165,14 @@ VIEW = View(
         "field": field_figure,
         "forms": forms_figure,
     },
+    sweeps={
+        "slopes": "n_heads",
+        "bias": "length",
+        "weights": "length",
+        "curves": "threshold",
+        "field": "threshold",
+        "forms": "length",
+    },
     checks={"slopes": check_slopes, "forms": check_forms},
     explain=Explain(
         latex=(

@@ -103,13 +103,20 @@ class Explain:
 
 @dataclass(frozen=True)
 class View:
-    r"""One teaching page: ``page_id`` (the i18n prefix and :mod:`posenc_ui.catalog` id) and its parts."""
+    r"""One teaching page: ``page_id`` (the i18n prefix and :mod:`posenc_ui.catalog` id) and its parts.
+
+    ``sweeps`` names, per figure, the parameter its exported file keeps as a slider (one the recipe ``uses``), and
+    ``static`` says why each other figure is exported still (:mod:`posenc_ui.sweep`); together they cover
+    ``figures``.
+    """
 
     page_id: str
     params: tuple[Param, ...]
     figures: Mapping[str, FigureFn]
     checks: Mapping[str, CheckFn]
     explain: Explain
+    sweeps: Mapping[str, str] = field(default_factory=dict)
+    static: Mapping[str, str] = field(default_factory=dict)
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)

@@ -360,6 +360,8 @@ VIEW = View(
     page_id="compare",
     params=PARAMS,
     figures={"matrices": matrices_figure, "extrapolation": extrapolation_figure},
+    sweeps={"matrices": "length"},
+    static={"extrapolation": "reads no parameter"},
     checks={
         "relative": check_relative,
         "absolute": check_absolute,

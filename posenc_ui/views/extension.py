@@ -357,6 +357,14 @@ VIEW = View(
         "models": models_figure,
         "pasted": pasted_figure,
     },
+    sweeps={
+        "wavelengths": "factor",
+        "regimes": "factor",
+        "ramp": "beta_fast",
+        "temperature": "factor",
+        "ood": "factor",
+    },
+    static={"models": "reads no parameter", "pasted": "its one input is a pasted config, not a slider"},
     checks={
         "ntk": check_ntk,
         "dynamic": check_dynamic,

@@ -92,6 +92,7 @@ VIEW = View(
         "binary": binary_figure,
         "jumps": jumps_figure,
     },
+    sweeps={"integer": "length", "normalized": "length", "binary": "bits", "jumps": "bits"},
     checks={"step": check_step, "jumps": check_jumps},
     explain=Explain(
         latex=(

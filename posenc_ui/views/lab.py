@@ -245,6 +245,10 @@ VIEW = View(
     page_id="lab",
     params=PARAMS,
     figures={"by_position": by_position_figure, "extension": extension_figure, "training": training_figure},
+    # Trained results read from committed files (or a live run): nothing for the core to compute at export time.
+    static={
+        name: "committed training results, not a core computation" for name in ("by_position", "extension", "training")
+    },
     checks={"extrapolation": check_extrapolation, "inside": check_inside},
     explain=Explain(
         latex=(

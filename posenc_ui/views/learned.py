@@ -253,6 +253,12 @@ VIEW = View(
         "onehot": onehot_figure,
         "outputs": outputs_figure,
     },
+    sweeps={"table": "max_length", "extrapolation": "position", "onehot": "token", "outputs": "token"},
+    static={
+        "trained_table": "a committed trained table: its one choice picks another file, not a computation",
+        "trained_rows": "a committed trained table: its one choice picks another file, not a computation",
+        "untouched": "reads no parameter",
+    },
     checks={"onehot": check_onehot, "wall": check_wall, "neighbours": check_neighbours, "untouched": check_untouched},
     explain=Explain(
         latex=(

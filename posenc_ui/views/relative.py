@@ -174,6 +174,15 @@ VIEW = View(
         "cross": cross_figure,
         "spread": spread_figure,
     },
+    sweeps={
+        "shaw_index": "max_relative",
+        "bias_table": "max_relative",
+        "bias_matrix": "max_relative",
+        "t5_buckets": "num_buckets",
+        "t5_matrix": "max_distance",
+        "cross": "cross_length",
+        "spread": "max_relative",
+    },
     checks={"toeplitz": check_toeplitz, "t5": check_t5, "cross": check_cross},
     explain=Explain(
         latex=(

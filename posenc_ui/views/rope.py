@@ -310,6 +310,21 @@ VIEW = View(
         "repeats": repeats_figure,
         **beyond.FIGURES,
     },
+    sweeps={
+        "window": "m",
+        "offsets": "m",
+        "pairs": "dim",
+        "mismatch": "lookback",
+        "mixed": "lookback",
+        "decay": "base",
+        "random": "base",
+        "periods": "base",
+        "repeats": "tolerance",
+    },
+    static={
+        "clocks": "already animated: its own plotly.js frames turn the hands, with no server",
+        "toy": "reads no parameter (the article's fixed 30° clock)",
+    },
     checks={
         "relative": check_relative,
         "permutation": check_permutation,

@@ -130,6 +130,15 @@ VIEW = View(
         "interleaved": interleaved_figure,
         "concat": concat_figure,
     },
+    sweeps={
+        "heatmap": "base",
+        "waves": "base",
+        "similarity": "base",
+        "shift": "offset",
+        "exponent": "base",
+        "interleaved": "base",
+        "concat": "base",
+    },
     checks={"shift": check_shift, "exponent": check_exponent},
     explain=Explain(
         latex=(

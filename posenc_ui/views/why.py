@@ -103,6 +103,8 @@ VIEW = View(
     page_id="why",
     params=PARAMS,
     figures={"attention_a": attention_a_figure, "attention_b": attention_b_figure, "residuals": residuals_figure},
+    # The lesson is the switch from no encoding to one: dragged, the attention of the two sentences stops permuting.
+    sweeps={"attention_a": "encoding", "attention_b": "encoding", "residuals": "encoding"},
     checks={"none": check_none, "selected": check_selected},
     explain=Explain(
         latex=(

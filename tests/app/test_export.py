@@ -47,14 +47,18 @@ def test_bytes_builder_defers_the_work(fig: go.Figure, monkeypatch: pytest.Monke
     assert build() == b"x" and calls == ["png"]
 
 
-def test_site_without_images_has_every_figure_and_an_index(tmp_path) -> None:
+def test_site_without_images_has_every_figure_and_an_index(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     assert export.main(["--out", str(tmp_path), "--lang", "zh", "--no-images"]) == 0
+    table = capsys.readouterr().out  # the size table: a row a file and a row a page
+    assert "zh/3-sinusoidal-heatmap.html" in table and "zh/3-sinusoidal " in table
     pages = sorted(p.name for p in (tmp_path / "zh").glob("*.html"))
     assert len(pages) == sum(len(view.figures) for view in VIEWS)
     index = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert all(f"zh/{name}" in index for name in pages) and "正弦位置编码" in index
     assert 'src="../plotly.min.js"' in (tmp_path / "zh" / pages[0]).read_text(encoding="utf-8")
     assert (tmp_path / "plotly.min.js").stat().st_size > 1_000_000
+    swept = (tmp_path / "zh" / "3-sinusoidal-heatmap.html").read_text(encoding="utf-8")
+    assert "Plotly.addFrames" in swept and '"sliders"' in swept  # the slider travels with the file
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.id)

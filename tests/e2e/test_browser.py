@@ -107,6 +107,7 @@ def test_downloads_are_valid_files(page: Page, app_url: str, fmt: str, signature
     assert data.lstrip().startswith(signature)
     if fmt == "html":
         assert b"<html" in data[:300].lower() and len(data) > 1_000_000  # plotly.js inlined: works offline
+        assert b"Plotly.addFrames" in data and b'"sliders"' in data  # the figure's slider, with no server
     if fmt == "svg":
         assert CJK.search(data.decode("utf-8"))  # Chinese text survives into the export
 
