@@ -320,6 +320,7 @@ VIEW = View(
         "random": "base",
         "periods": "base",
         "repeats": "tolerance",
+        "axial": "grid",
     },
     static={
         "clocks": "already animated: its own plotly.js frames turn the hands, with no server",
