@@ -33,7 +33,7 @@ import numpy as np
 
 from .alibi import alibi_bias
 from .attention import projection_weights, token_embeddings
-from .errors import PosEncError, as_array, as_choice, as_int, check_elements
+from .errors import PosEncError, as_array, as_choice, as_float, as_int, check_elements
 from .learned import learned_table
 from .relative import shaw_relative_index, t5_bucket_matrix, toeplitz_deviation
 from .rope import rope_inv_freq, rope_scores
@@ -43,6 +43,7 @@ __all__ = [
     "COMPARED",
     "ExtrapolationExcess",
     "extrapolation_excess",
+    "numerical_rank",
     "position_cross_scores",
     "position_score_matrix",
     "toeplitz_residual",
@@ -152,3 +153,19 @@ def extrapolation_excess(loss: object, optimal: object, *, split: int) -> Extrap
         raise PosEncError("loss needs at least 2 positions to compare inside and beyond a split")
     excess = loss - optimal
     return ExtrapolationExcess(float(np.mean(excess[:split])), float(np.mean(excess[split:])))
+
+
+def numerical_rank(matrix: object, *, rtol: float = 1e-10) -> int:
+    r"""How many singular values of ``matrix`` exceed ``rtol`` times the largest: its rank, up to rounding.
+
+    A score matrix of rank r can be written :math:`s_{mn} = \phi_m^\top \psi_n` with per-token features of size r,
+    so linear attention can sum it as running totals when r ≤ d; a pairwise bias of full rank L cannot be, at any
+    L > d (Katharopoulos et al. 2020, arXiv:2006.16236; RoFormer §3.3). A zero matrix has rank 0.
+    """
+    matrix = as_array("matrix", matrix, ndim=2)
+    rtol = as_float("rtol", rtol, gt=0.0, le=1.0)
+    check_elements("numerical_rank(matrix)", (min(matrix.shape) ** 2, max(matrix.shape)))
+    singular = np.linalg.svd(matrix, compute_uv=False)  # descending
+    if singular.size == 0 or singular[0] == 0.0:
+        return 0
+    return int(np.count_nonzero(singular > rtol * singular[0]))

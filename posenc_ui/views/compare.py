@@ -38,6 +38,7 @@ from ..i18n import t
 from ..memo import RESULTS, memo
 from ..state import IntParam
 from .base import Check, Explain, Values, View, uses
+from .compare_linear import check_linear, linear_cell
 
 LAB_DIR = ROOT / "assets" / "lab"
 Runs = tuple[tuple[str, Path], ...]
@@ -220,7 +221,7 @@ def comparison_table(v: Values, lang: str) -> str:
     lab = f"[{t('compare.lab_link', lang)}]({_lab_link(lang)})"
     head = [
         t(f"compare.col_{c}", lang)
-        for c in ("encoding", "relative", "extrapolates", "params", "cost", "where", "models")
+        for c in ("encoding", "relative", "extrapolates", "linear", "params", "cost", "where", "models")
     ]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for e in COMPARED:
@@ -232,6 +233,7 @@ def comparison_table(v: Values, lang: str) -> str:
             f"**{label(e, lang)}**",
             relative,
             extrapolates,
+            linear_cell(e, lang),
             *(t(f"compare.{c}.{e}", lang) for c in ("params", "cost", "where", "models")),
         ]
         rows.append("| " + " | ".join(cells) + " |")
@@ -365,6 +367,7 @@ VIEW = View(
     checks={
         "relative": check_relative,
         "absolute": check_absolute,
+        "linear": check_linear,
         "task_dependence": check_task_dependence,
         "alibi_local": check_alibi_local,
         "retrieval": check_retrieval,
@@ -383,7 +386,7 @@ VIEW = View(
         sources=(position_score_matrix, toeplitz_residual, band_table, verdict_measures, verdict),
         paper="Vaswani et al. 2017, arXiv:1706.03762; Shaw et al. 2018, arXiv:1803.02155; Raffel et al. 2020 (T5), "
         "arXiv:1910.10683; Su et al. 2021 (RoPE), arXiv:2104.09864; Press et al. 2021 (ALiBi), arXiv:2108.12409",
-        checks=("relative", "absolute", "task_dependence", "alibi_local", "retrieval", "relative_not_enough"),
+        checks=("relative", "absolute", "linear", "task_dependence", "alibi_local", "retrieval", "relative_not_enough"),
     ),
 )
 

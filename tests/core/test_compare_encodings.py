@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc_core import PosEncError
@@ -87,3 +87,24 @@ def test_bad_arguments_raise_posenc_error(call) -> None:
 
 def test_compared_lists_six_encodings() -> None:
     assert COMPARED == ("sinusoidal", "learned", "shaw", "t5", "rope", "alibi")
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(1, 40), cols=st.integers(1, 40), rank=st.integers(0, 12), seed=st.integers(0, 2**16))
+def test_numerical_rank_counts_the_independent_outer_products(rows: int, cols: int, rank: int, seed: int) -> None:
+    r"""A sum of r random outer products has rank min(r, rows, cols); Gaussian factors are independent almost surely
+    and far from singular at these sizes (smallest singular value ≫ 1e-10 of the largest)."""
+    import posenc_core as pc
+
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((rows, rank)) @ rng.standard_normal((rank, cols))
+    assert pc.numerical_rank(matrix) == min(rank, rows, cols)
+
+
+def test_per_token_encodings_factorise_and_pairwise_biases_do_not() -> None:
+    r"""At L = 2d: added positions and RoPE score matrices have rank ≤ d; Shaw, T5 and ALiBi biases have rank L."""
+    import posenc_core as pc
+
+    ranks = {e: pc.numerical_rank(pc.position_score_matrix(e, 128, dim=64)) for e in pc.COMPARED}
+    assert all(ranks[e] <= 64 for e in ("sinusoidal", "learned", "rope")), ranks
+    assert all(ranks[e] == 128 for e in ("shaw", "t5", "alibi")), ranks
