@@ -10,6 +10,7 @@ with start(VIEW) as page:
     page.controls("length")
     page.text("table", table=comparison_table(page.values, page.lang))
     page.text("table_read")
+    page.text("errata_cost")
 
     page.heading("h_matrices")
     page.text("matrices")

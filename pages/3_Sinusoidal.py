@@ -10,6 +10,7 @@ with start(VIEW) as page:
     page.controls("length", "dim", "base")
     page.figure("heatmap")
     page.text("table")
+    page.check("stripes")
 
     page.heading("h_waves")
     page.text("waves")
@@ -24,6 +25,8 @@ with start(VIEW) as page:
     page.text("shift")
     page.controls("offset")
     page.figure("shift")
+    page.text("errata_shift")
+    page.check("errata_shift")
 
     page.heading("h_exponent")
     page.text("exponent")

@@ -18,6 +18,8 @@ with start(VIEW) as page:
     page.text("derive")
     for step in ("complex", "orthogonal", "determinant", "norm", "composition"):
         page.check(step)
+    page.text("errata_row")
+    page.check("row_vector")
 
     page.heading("h_relative")
     page.text("relative")

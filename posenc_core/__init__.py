@@ -99,6 +99,7 @@ from .rope import (
     rope_scores_mixed_pairing,
     rope_wavelengths,
     rotation_checks,
+    row_vector_gaps,
 )
 from .rope_scaling import (
     ROPE_REGISTRY,
@@ -128,11 +129,15 @@ from .rope_scaling import (
     yarn_regimes,
 )
 from .sinusoidal import (
+    SlowPairs,
+    pair_shift_gap,
+    pair_shift_matrix,
     sinusoidal,
     sinusoidal_inv_freq,
     sinusoidal_shift_matrix,
     sinusoidal_shift_residual,
     sinusoidal_similarity,
+    sinusoidal_slow_pairs,
 )
 
 __all__ = [
@@ -150,6 +155,7 @@ __all__ = [
     "RopeFrequencies",
     "RopeType",
     "RotationChecks",
+    "SlowPairs",
     "TemperatureCurves",
     "TrainedRowChange",
     "alibi_bias",
@@ -188,6 +194,8 @@ __all__ = [
     "numerical_rank",
     "pair_index",
     "pair_regimes",
+    "pair_shift_gap",
+    "pair_shift_matrix",
     "pairing_permutation",
     "pairing_residual",
     "parse_config_text",
@@ -223,6 +231,7 @@ __all__ = [
     "rotation_checks",
     "rotations_in_context",
     "row_distances",
+    "row_vector_gaps",
     "self_attention",
     "shaw_relative_bias",
     "shaw_relative_index",
@@ -231,6 +240,7 @@ __all__ = [
     "sinusoidal_shift_matrix",
     "sinusoidal_shift_residual",
     "sinusoidal_similarity",
+    "sinusoidal_slow_pairs",
     "softmax",
     "t5_bucket_matrix",
     "t5_max_exact",

@@ -17,6 +17,7 @@ denominator d/2 − 1 instead of d; this module uses d, as the paper does).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,15 +25,22 @@ from . import _trig
 from .errors import MAX_ELEMENTS, PosEncError, as_array, as_choice, as_float, as_float_dtype, as_int, check_elements
 
 __all__ = [
+    "PAIR_ORDERS",
+    "SlowPairs",
+    "pair_shift_gap",
+    "pair_shift_matrix",
     "sinusoidal",
     "sinusoidal_inv_freq",
     "sinusoidal_shift_matrix",
     "sinusoidal_shift_residual",
     "sinusoidal_similarity",
+    "sinusoidal_slow_pairs",
 ]
 
 LAYOUTS = ("interleaved", "concat")
 FORMS = ("exp", "power")
+#: The two orders one (sin, cos) pair is written in: PE rows interleave (sin, cos); many articles use (cos, sin).
+PAIR_ORDERS = ("sin_cos", "cos_sin")
 _MAX_DIM = 65536
 
 
@@ -149,3 +157,62 @@ def sinusoidal_similarity(offsets: object, dim: int, *, base: float = 10000.0) -
     offsets = _trig.check_distances(offsets, "offsets")
     omega = sinusoidal_inv_freq(dim, base=base)
     return _trig.reduce_in_chunks(offsets, omega, lambda e: e.real.sum(axis=1))
+
+
+class SlowPairs(NamedTuple):
+    r"""The pairs whose angle stays under ``max_angle`` over the whole sequence, and how flat their columns are."""
+
+    first: int  # the first slow pair (every later pair is slower); d/2 when there is none
+    count: int  # how many pairs are slow
+    sin_max: float  # max |PE[p, 2i]| over those columns: ≤ sin(max_angle)
+    cos_gap: float  # max |1 − PE[p, 2i+1]| over those columns: ≤ 1 − cos(max_angle)
+
+
+def sinusoidal_slow_pairs(length: int, dim: int, *, base: float = 10000.0, max_angle: float = 0.1) -> SlowPairs:
+    r"""The pairs i with :math:`(L-1)\,\omega_i \le` ``max_angle``: their sin column stays near 0 and their cos column
+    near 1 at every position, the flat stripes on the right of the table.
+
+    Measured on the table itself (:func:`sinusoidal`, interleaved), so :attr:`SlowPairs.sin_max` and
+    :attr:`SlowPairs.cos_gap` are what the heatmap shows. Paper: Vaswani et al. 2017, §3.5.
+    """
+    length = as_int("length", length, lo=1, hi=MAX_ELEMENTS)
+    max_angle = as_float("max_angle", max_angle, gt=0.0, le=math.pi / 2)
+    inv_freq = sinusoidal_inv_freq(dim, base=base)  # validates dim and base
+    first = int(np.searchsorted(-(length - 1) * inv_freq, -max_angle))  # ω_i falls with i: the first slow pair
+    if first == inv_freq.shape[0]:
+        return SlowPairs(first, 0, 0.0, 0.0)
+    table = sinusoidal(length, dim, base=base)[:, 2 * first :]  # (L, 2·count): the slow pairs' columns
+    return SlowPairs(first, inv_freq.shape[0] - first, float(np.max(np.abs(table[:, 0::2]))),
+                     float(np.max(np.abs(1.0 - table[:, 1::2]))))  # fmt: skip
+
+
+def pair_shift_matrix(offset: float, theta: float, *, order: str = "sin_cos") -> np.ndarray:
+    r"""The 2 × 2 matrix taking one pair at position p to position p + offset, angle :math:`k\theta`.
+
+    ``order="sin_cos"``, the pair :math:`(\sin p\theta, \cos p\theta)`:
+    :math:`\begin{pmatrix}\cos k\theta & \sin k\theta\\ -\sin k\theta & \cos k\theta\end{pmatrix}`;
+    ``order="cos_sin"``, the pair :math:`(\cos p\theta, \sin p\theta)`: its transpose, the usual rotation.
+    Both follow from :math:`\sin(a+b) = \sin a\cos b + \cos a\sin b` and
+    :math:`\cos(a+b) = \cos a\cos b - \sin a\sin b`.
+    """
+    offset, theta = as_float("offset", offset), as_float("theta", theta)
+    order = as_choice("order", order, PAIR_ORDERS)
+    c, s = math.cos(offset * theta), math.sin(offset * theta)
+    matrix = np.array([[c, s], [-s, c]])
+    return matrix if order == "sin_cos" else matrix.T
+
+
+def pair_shift_gap(matrix: object, position: float, offset: float, theta: float, *, order: str = "sin_cos") -> float:
+    r""":math:`\lVert A\,x_p - x_{p+k}\rVert` for the pair :math:`x_p` written in ``order``: 0 when ``matrix`` A is the
+    shift, of order 1 when it is not (a missing θ, a sign flipped for the other order)."""
+    matrix = as_array("matrix", matrix, ndim=2)
+    if matrix.shape != (2, 2):
+        raise PosEncError(f"matrix must be 2 × 2, got shape {matrix.shape}")
+    position, offset, theta = as_float("position", position), as_float("offset", offset), as_float("theta", theta)
+    order = as_choice("order", order, PAIR_ORDERS)
+
+    def pair(p: float) -> np.ndarray:
+        sin, cos = math.sin(p * theta), math.cos(p * theta)
+        return np.array([sin, cos] if order == "sin_cos" else [cos, sin])
+
+    return float(np.linalg.norm(matrix @ pair(position) - pair(position + offset)))

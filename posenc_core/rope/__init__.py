@@ -40,7 +40,7 @@ from .checks import (
     rope_relative_gaps,
 )
 from .curves import rope_decay_all_ones, rope_decay_bound, rope_decay_random, rope_near_repeats
-from .derivation import RotationChecks, complex_form_residual, rotation_checks
+from .derivation import RotationChecks, complex_form_residual, rotation_checks, row_vector_gaps
 from .linear import LINEAR_METHODS, elu_feature_map, rope_linear_attention, rope_linear_attention_residual
 from .rotation import (
     MAX_ROTARY_DIM,
@@ -88,4 +88,5 @@ __all__ = [
     "rope_scores_mixed_pairing",
     "rope_wavelengths",
     "rotation_checks",
+    "row_vector_gaps",
 ]

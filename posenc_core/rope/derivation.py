@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import PosEncError, as_array, as_float
 from .rotation import _check_inv_freq, rope_rotation_matrix
 
-__all__ = ["RotationChecks", "complex_form_residual", "rotation_checks"]
+__all__ = ["RotationChecks", "complex_form_residual", "rotation_checks", "row_vector_gaps"]
 
 
 class RotationChecks(NamedTuple):
@@ -81,3 +81,20 @@ def complex_form_residual(q: object, k: object, m: float, n: float, inv_freq: ob
     # Re Σ_i q_i · conj(k_i) · e^{i(m − n)θ_i}
     complex_form = float(np.real(np.sum(zq * np.conj(zk) * np.exp(1j * (m - n) * inv_freq))))
     return float(abs(real - complex_form))
+
+
+def row_vector_gaps(m: float, n: float, inv_freq: object) -> tuple[float, float]:
+    r"""With row vectors, :math:`(q R_m)(k R_n)^\top = q\,R_m R_n^\top k^\top`: the largest gaps of
+    :math:`R_m R_n^\top` to :math:`R_{m-n}` (0 up to rounding) and to :math:`R_{n-m}` (:math:`2|\sin((m-n)\theta_i)|`
+    at most, not 0).
+
+    :math:`R_m` is the column-vector rotation of :func:`~posenc_core.rope_rotation_matrix`; multiplying a row vector
+    on the right by it turns the other way, which is how :math:`R_{m-n}` appears where column vectors give
+    :math:`R_{n-m}`.
+    """
+    inv_freq = _check_inv_freq(inv_freq)
+    m, n = as_float("m", m), as_float("n", n)
+    product = rope_rotation_matrix(m, inv_freq) @ rope_rotation_matrix(n, inv_freq).T
+    to_m_minus_n = float(np.max(np.abs(product - rope_rotation_matrix(m - n, inv_freq))))
+    to_n_minus_m = float(np.max(np.abs(product - rope_rotation_matrix(n - m, inv_freq))))
+    return to_m_minus_n, to_n_minus_m

@@ -20,6 +20,7 @@ from posenc_core import (
     rope_inv_freq,
     rope_linear_attention_residual,
     rotation_checks,
+    row_vector_gaps,
 )
 
 from ..figures import rope_beyond as figs
@@ -63,6 +64,12 @@ check_orthogonal = _step("orthogonal", 0)
 check_determinant = _step("determinant", 1)
 check_norm = _step("norm", 2)
 check_composition = _step("composition", 3)
+
+
+def check_row_vector(v: Values) -> Check:
+    r"""Row vectors: :math:`R_m R_n^\top = R_{m-n}` (the check), and its gap to :math:`R_{n-m}` (the erratum)."""
+    right, wrong = row_vector_gaps(v["m"], v["n"], inv_freq_for(v["dim"], v["base"]))
+    return Check("rope.check_row_vector", right, fmt={"m": v["m"], "n": v["n"], "wrong": f"{wrong:.2f}"})
 
 
 # --- 2-D RoPE on a patch grid ------------------------------------------------------------------------------------
@@ -110,6 +117,7 @@ CHECKS = {
     "determinant": check_determinant,
     "norm": check_norm,
     "composition": check_composition,
+    "row_vector": check_row_vector,
     "axial": check_axial,
     "linear": check_linear,
 }

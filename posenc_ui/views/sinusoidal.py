@@ -7,15 +7,20 @@ frequencies, and the two column layouts in use.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
 from posenc_core import (
+    pair_shift_gap,
+    pair_shift_matrix,
     sinusoidal,
     sinusoidal_inv_freq,
     sinusoidal_shift_matrix,
     sinusoidal_shift_residual,
     sinusoidal_similarity,
+    sinusoidal_slow_pairs,
 )
 
 from ..catalog import PageEntry
@@ -33,12 +38,17 @@ SHOWN_PAIRS = 6
 LAYOUT_CELLS = heatmap.MAX_CELLS // 4
 
 PARAMS = (
-    IntParam("length", 128, lo=16, hi=4096, step=16),
+    IntParam("length", 128, lo=4, hi=4096, step=2),  # reaches the 50 × 128 table that articles draw
     IntParam("dim", 128, lo=4, hi=1024, step=4),
     ChoiceParam("base", 10000.0, options=BASES, widget="select_slider"),
     IntListParam("dims", (0, 20, 21, 40), lo=0, hi=1023, hi_from="dim", hi_offset=-1, max_items=6),
     IntParam("offset", 5, lo=1, hi=4095, hi_from="length", hi_offset=-1),
 )
+
+#: A pair is "slow" when it turns less than this over the whole sequence (radians): sin stays within 0.1 of 0.
+STRIPE_ANGLE = 0.1
+#: Where the erratum's shift is tried (any position shows it; 3 is the article's kind of small example).
+ERRATA_POSITION = 3
 
 
 @memo
@@ -111,6 +121,29 @@ def check_shift(v: Values) -> Check:
     return Check("sinusoidal.check_shift", residual, fmt={"offset": v["offset"], "count": v["length"] - v["offset"]})
 
 
+@uses("length", "dim", "base")
+def check_stripes(v: Values) -> Check:
+    r"""The slow pairs' columns are flat: sin within sin(0.1) of 0 and cos within 1 − cos(0.1) of 1 (tolerance 1)."""
+    slow = sinusoidal_slow_pairs(v["length"], v["dim"], base=v["base"], max_angle=STRIPE_ANGLE)
+    residual = max(slow.sin_max / math.sin(STRIPE_ANGLE), slow.cos_gap / (1.0 - math.cos(STRIPE_ANGLE)))
+    fmt = {"count": slow.count, "pairs": v["dim"] // 2, "first": slow.first, "length": v["length"],
+           "sin": f"{slow.sin_max:.3f}", "cos": f"{slow.cos_gap:.4f}"}  # fmt: skip
+    return Check("sinusoidal.check_stripes", residual, tolerance=1.0, fmt=fmt)
+
+
+@uses("dim", "base", "offset")
+def check_errata_shift(v: Values) -> Check:
+    r"""The article's pair shift: right with θ, in (sin, cos) order; without θ, or on (cos, sin), it misses."""
+    i = v["dim"] // 4  # a middle pair, where θ_i is far from 1 (pair 0 has θ = 1, hiding a missing θ)
+    theta = float(sinusoidal_inv_freq(v["dim"], base=v["base"])[i])
+    k, p = v["offset"], ERRATA_POSITION
+    right = pair_shift_gap(pair_shift_matrix(k, theta), p, k, theta)
+    no_theta = pair_shift_gap(pair_shift_matrix(k, 1.0), p, k, theta)
+    flipped = pair_shift_gap(pair_shift_matrix(k, theta), p, k, theta, order="cos_sin")
+    fmt = {"i": i, "k": k, "p": p, "no_theta": f"{no_theta:.2f}", "flipped": f"{flipped:.2f}"}
+    return Check("sinusoidal.check_errata_shift", right, fmt=fmt)
+
+
 @uses("dim", "base")
 def check_exponent(v: Values) -> Check:
     exp_form = sinusoidal_inv_freq(v["dim"], base=v["base"])
@@ -139,7 +172,12 @@ VIEW = View(
         "interleaved": "base",
         "concat": "base",
     },
-    checks={"shift": check_shift, "exponent": check_exponent},
+    checks={
+        "shift": check_shift,
+        "exponent": check_exponent,
+        "stripes": check_stripes,
+        "errata_shift": check_errata_shift,
+    },
     explain=Explain(
         latex=(
             r"\begin{aligned} PE_{(p,\,2i)} &= \sin(p\,\omega_i) \\ PE_{(p,\,2i+1)} &= \cos(p\,\omega_i) \end{aligned}",
@@ -150,7 +188,7 @@ VIEW = View(
         ),
         sources=(sinusoidal, sinusoidal_inv_freq, sinusoidal_shift_matrix),
         paper="Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762, §3.5",
-        checks=("shift", "exponent"),
+        checks=("shift", "exponent", "stripes"),
     ),
 )
 
