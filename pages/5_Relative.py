@@ -11,6 +11,8 @@ with start(VIEW) as page:
     page.controls("key_length", "query_length", "max_relative")
     page.figure("shaw_index")
     page.text("shaw_read")
+    page.text("shaw_derive")
+    page.check("shaw")
 
     page.heading("h_bias")
     page.text("bias")

@@ -60,9 +60,11 @@ from .learned import (
 )
 from .positions import binary_positions, integer_positions, neighbour_distances, normalized_positions
 from .relative import (
+    ShawAttention,
     causal_mask,
     diagonal_spread,
     relative_positions,
+    shaw_attention,
     shaw_relative_bias,
     shaw_relative_index,
     t5_bucket_matrix,
@@ -155,6 +157,7 @@ __all__ = [
     "RopeFrequencies",
     "RopeType",
     "RotationChecks",
+    "ShawAttention",
     "SlowPairs",
     "TemperatureCurves",
     "TrainedRowChange",
@@ -233,6 +236,7 @@ __all__ = [
     "row_distances",
     "row_vector_gaps",
     "self_attention",
+    "shaw_attention",
     "shaw_relative_bias",
     "shaw_relative_index",
     "sinusoidal",

@@ -20,6 +20,7 @@ and for RoPE's scores).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -28,15 +29,19 @@ from .errors import (
     PosEncError,
     as_array,
     as_bool,
+    as_choice,
     as_int,
     as_query_key_lengths,
     check_elements,
 )
 
 __all__ = [
+    "SHAW_METHODS",
+    "ShawAttention",
     "causal_mask",
     "diagonal_spread",
     "relative_positions",
+    "shaw_attention",
     "shaw_relative_bias",
     "shaw_relative_index",
     "t5_bucket_matrix",
@@ -189,3 +194,76 @@ def diagonal_spread(matrix: object) -> np.ndarray:
 def toeplitz_deviation(matrix: object) -> float:
     r""":math:`\max_\delta (\max - \min)` along the diagonals: 0 exactly for a Toeplitz (purely relative) matrix."""
     return float(np.max(diagonal_spread(matrix)))
+
+
+class ShawAttention(NamedTuple):
+    r"""What :func:`shaw_attention` returns."""
+
+    output: np.ndarray  # (L, d_v): z_i
+    weights: np.ndarray  # (L, L): α_ij
+    value_term: np.ndarray  # (L, d_v): Σ_j α_ij a^V_ij, the value side's share of z_i
+    value_share: float  # max |value_term| / max |output|
+
+
+#: "split": the paper's efficient form, two matrix products per term (§3.3); "pairwise": eqs. (3)–(5) pair by pair.
+SHAW_METHODS = ("split", "pairwise")
+
+
+def shaw_attention(
+    x: object,
+    w_q: object,
+    w_k: object,
+    w_v: object,
+    key_offsets: object,
+    value_offsets: object,
+    *,
+    max_relative: int,
+    method: str = "split",
+) -> ShawAttention:
+    r"""Self-attention with Shaw's relative terms on both sides: output, weights and the value side's share.
+
+    .. math::
+        e_{ij} = \frac{x_i W_Q\,(x_j W_K + a^K_{ij})^\top}{\sqrt{d_k}}, \qquad
+        z_i = \sum_j \alpha_{ij}\,(x_j W_V + a^V_{ij}), \qquad
+        a^{K,V}_{ij} = w^{K,V}_{\operatorname{clip}(j-i, -k, k)}
+
+    ``key_offsets`` (2k + 1, d_k) and ``value_offsets`` (2k + 1, d_v) hold :math:`w_{-k} … w_k`. Absolute attention
+    expands :math:`(x_i + p_i)W_Q\,((x_j + p_j)W_K)^\top` into four terms; Shaw keeps the content term and replaces
+    the position terms by one learned vector per clipped offset, on the key side and on the value side.
+    Paper: Shaw, Uszkoreit & Vaswani 2018, "Self-Attention with Relative Position Representations",
+    arXiv:1803.02155, eqs. (3)–(5) and §3.3.
+    """
+    from .attention import softmax  # attention builds on this module's positions: imported here, not at the top
+
+    x, w_q, w_k, w_v = (as_array(n, a, ndim=2) for n, a in (("x", x), ("w_q", w_q), ("w_k", w_k), ("w_v", w_v)))
+    k = as_int("max_relative", max_relative, lo=0, hi=MAX_ELEMENTS)
+    method = as_choice("method", method, SHAW_METHODS)
+    a_k, a_v = as_array("key_offsets", key_offsets, ndim=2), as_array("value_offsets", value_offsets, ndim=2)
+    d_k, d_v = w_q.shape[1], w_v.shape[1]
+    if w_q.shape[0] != x.shape[1] or w_k.shape != w_q.shape or w_v.shape[0] != x.shape[1]:
+        raise PosEncError(f"w_q, w_k must be (d, d_k) and w_v (d, d_v) with d = {x.shape[1]}, "
+                          f"got {w_q.shape}, {w_k.shape}, {w_v.shape}")  # fmt: skip
+    if a_k.shape != (2 * k + 1, d_k) or a_v.shape != (2 * k + 1, d_v):
+        raise PosEncError(f"key_offsets must be ({2 * k + 1}, {d_k}) and value_offsets ({2 * k + 1}, {d_v}), "
+                          f"got {a_k.shape} and {a_v.shape}")  # fmt: skip
+    length = x.shape[0]
+    index = shaw_relative_index(length, length, max_relative=k)  # (L, L): clip(j − i) + k
+    check_elements("shaw_attention", (length, length, max(d_k, d_v)))
+    q, keys, values = x @ w_q, x @ w_k, x @ w_v  # (L, d_k), (L, d_k), (L, d_v)
+    if method == "pairwise":
+        logits = np.einsum("id,ijd->ij", q, keys[None, :, :] + a_k[index]) / math.sqrt(d_k)
+        weights = softmax(logits)
+        value_term = np.einsum("ij,ijd->id", weights, a_v[index])
+        return _shaw_result(np.einsum("ij,ijd->id", weights, values[None, :, :] + a_v[index]), weights, value_term)
+    # §3.3: the content terms as plain matrix products, the offset terms as products with the (2k + 1) offsets
+    logits = (q @ keys.T + np.take_along_axis(q @ a_k.T, index, axis=1)) / math.sqrt(d_k)
+    weights = softmax(logits)
+    per_offset = np.zeros((length, 2 * k + 1))
+    np.add.at(per_offset, (np.arange(length)[:, None], index), weights)  # Σ_j α_ij over the j of each offset
+    value_term = per_offset @ a_v
+    return _shaw_result(weights @ values + value_term, weights, value_term)
+
+
+def _shaw_result(output: np.ndarray, weights: np.ndarray, value_term: np.ndarray) -> ShawAttention:
+    peak = float(np.max(np.abs(output)))
+    return ShawAttention(output, weights, value_term, float(np.max(np.abs(value_term))) / peak if peak else 0.0)

@@ -18,6 +18,7 @@ from posenc_core import (
     position_cross_scores,
     projection_weights,
     relative_positions,
+    shaw_attention,
     shaw_relative_bias,
     shaw_relative_index,
     sinusoidal,
@@ -141,6 +142,29 @@ def spread_figure(v: Values, lang: str) -> go.Figure:
     return figs.diagonal_spreads(np.arange(-(length - 1), length), additive, relative, lang=lang)
 
 
+#: Width of the toy head in Shaw's check (content and offsets random, seeded like the page's other demos).
+SHAW_DIM = 16
+
+
+@memo
+def _shaw_attention(length: int, max_relative: int, seed: int) -> tuple[float, float]:
+    rng = np.random.default_rng([seed, length, max_relative])
+    x = rng.standard_normal((length, SHAW_DIM))
+    w_q, w_k, w_v = rng.standard_normal((3, SHAW_DIM, SHAW_DIM)) / np.sqrt(SHAW_DIM)
+    a_k, a_v = rng.standard_normal((2, 2 * max_relative + 1, SHAW_DIM))
+    split = shaw_attention(x, w_q, w_k, w_v, a_k, a_v, max_relative=max_relative)
+    pairwise = shaw_attention(x, w_q, w_k, w_v, a_k, a_v, max_relative=max_relative, method="pairwise")
+    return float(np.max(np.abs(split.output - pairwise.output))), split.value_share
+
+
+@uses("key_length", "max_relative", "seed")
+def check_shaw(v: Values) -> Check:
+    r"""Shaw's efficient two-product form (§3.3) equals eqs. (3)–(5) pair by pair; the value side's share is shown."""
+    gap, share = _shaw_attention(v["key_length"], v["max_relative"], v["seed"])
+    fmt = {"length": v["key_length"], "k": v["max_relative"], "share": f"{100 * share:.0f}"}
+    return Check("relative.check_shaw", gap, tolerance=1e-9, fmt=fmt)
+
+
 @uses("query_length", "key_length", "max_relative")
 def check_toeplitz(v: Values) -> Check:
     residual = toeplitz_deviation(_shaw_bias(v["query_length"], v["key_length"], v["max_relative"]))
@@ -183,7 +207,7 @@ VIEW = View(
         "cross": "cross_length",
         "spread": "max_relative",
     },
-    checks={"toeplitz": check_toeplitz, "t5": check_t5, "cross": check_cross},
+    checks={"toeplitz": check_toeplitz, "shaw": check_shaw, "t5": check_t5, "cross": check_cross},
     explain=Explain(
         latex=(
             r"\text{index}(i, j) = \operatorname{clip}(j - i,\,-k,\,k) + k",

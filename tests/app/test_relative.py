@@ -56,4 +56,4 @@ def test_deep_link_restores_state_and_lq_follows_lk(open_page) -> None:
     assert len(at.warning) == 1
     assert at.segmented_control(key="relative.projection").value == "identity"
     checks = [box.value for box in at.success if box.value.startswith("✓")]
-    assert len(checks) == 3
+    assert len(checks) == 4  # Shaw's two forms, the Toeplitz bias, T5, the identity projection
