@@ -36,4 +36,12 @@ with start(VIEW) as page:
     page.text("layouts")
     page.figures("interleaved", "concat")
 
+    page.heading("h_faq")
+    page.text("faq_sin_cos")
+    page.check("sin_and_cos")
+    page.text("faq_sum")
+    page.text("faq_depth")
+    page.figure("depth")
+    page.check("depth")
+
     page.explain()

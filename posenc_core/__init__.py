@@ -31,6 +31,7 @@ from .attention import (
     permutation_equivariance_residual,
     projection_weights,
     random_logits,
+    residual_stream_probe,
     self_attention,
     softmax,
     token_embeddings,
@@ -132,6 +133,7 @@ from .rope_scaling import (
 )
 from .sinusoidal import (
     SlowPairs,
+    linear_shift_residual,
     pair_shift_gap,
     pair_shift_matrix,
     sinusoidal,
@@ -186,6 +188,7 @@ __all__ = [
     "implied_base",
     "integer_positions",
     "learned_table",
+    "linear_shift_residual",
     "longrope_attention_factor",
     "lookup_positions",
     "neighbour_cosine",
@@ -211,6 +214,7 @@ __all__ = [
     "random_logits",
     "regime_counts",
     "relative_positions",
+    "residual_stream_probe",
     "rope_2d_relative_residual",
     "rope_2d_scores",
     "rope_angles",

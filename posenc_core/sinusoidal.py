@@ -27,6 +27,7 @@ from .errors import MAX_ELEMENTS, PosEncError, as_array, as_choice, as_float, as
 __all__ = [
     "PAIR_ORDERS",
     "SlowPairs",
+    "linear_shift_residual",
     "pair_shift_gap",
     "pair_shift_matrix",
     "sinusoidal",
@@ -216,3 +217,21 @@ def pair_shift_gap(matrix: object, position: float, offset: float, theta: float,
         return np.array([sin, cos] if order == "sin_cos" else [cos, sin])
 
     return float(np.linalg.norm(matrix @ pair(position) - pair(position + offset)))
+
+
+def linear_shift_residual(table: object, offset: int) -> float:
+    r"""How far the best single matrix M comes from taking every row p of ``table`` to row p + offset:
+    :math:`\max |T_{p+k} - M^\top T_p|` with M fitted by least squares over all p.
+
+    0 up to rounding for a full sinusoidal table (M is the rotation :math:`M_k`), but not for its sin columns alone:
+    :math:`\sin((p+k)\omega) = \sin p\omega\cos k\omega + \cos p\omega\sin k\omega` needs the cosine, which a
+    sin-only code does not hold. Why the encoding has both (Vaswani et al. 2017, §3.5; Kazemnejad 2019, FAQ).
+    """
+    table = as_array("table", table, ndim=2)
+    offset = as_int("offset", offset, lo=1, hi=max(1, table.shape[0] - 1))
+    if table.shape[0] - offset < table.shape[1]:
+        raise PosEncError(f"table needs at least d + offset = {table.shape[1] + offset} rows to pin M down, "
+                          f"got {table.shape[0]}")  # fmt: skip
+    before, after = table[:-offset], table[offset:]
+    m, *_ = np.linalg.lstsq(before, after, rcond=None)  # (d, d)
+    return float(np.max(np.abs(before @ m - after)))

@@ -29,6 +29,7 @@ from ..figures import sinusoidal as figs
 from ..i18n import t
 from ..memo import memo
 from ..state import ChoiceParam, IntListParam, IntParam
+from . import sinusoidal_faq as faq
 from .base import Check, Explain, Values, View, uses
 
 BASES = (100.0, 1000.0, 10000.0, 100000.0, 1000000.0)
@@ -162,6 +163,7 @@ VIEW = View(
         "exponent": exponent_figure,
         "interleaved": interleaved_figure,
         "concat": concat_figure,
+        **faq.FIGURES,
     },
     sweeps={
         "heatmap": "base",
@@ -172,11 +174,13 @@ VIEW = View(
         "interleaved": "base",
         "concat": "base",
     },
+    static=faq.STATIC,
     checks={
         "shift": check_shift,
         "exponent": check_exponent,
         "stripes": check_stripes,
         "errata_shift": check_errata_shift,
+        **faq.CHECKS,
     },
     explain=Explain(
         latex=(
@@ -188,7 +192,7 @@ VIEW = View(
         ),
         sources=(sinusoidal, sinusoidal_inv_freq, sinusoidal_shift_matrix),
         paper="Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762, §3.5",
-        checks=("shift", "exponent", "stripes"),
+        checks=("shift", "exponent", "stripes", "sin_and_cos", "depth"),
     ),
 )
 

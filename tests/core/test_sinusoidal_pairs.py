@@ -61,3 +61,27 @@ def test_row_vectors_compose_to_r_m_minus_n(half: int, m: int, n: int) -> None:
     assert right <= (abs(m) + abs(n) + abs(m - n)) * 2.0**-52 + 1e-15
     expected = max(2 * abs(math.sin((m - n) * t)) for t in inv_freq)
     assert wrong == pytest.approx(expected, abs=(abs(m) + abs(n) + abs(m - n)) * 2.0**-51 + 1e-15)
+
+
+@pytest.mark.parametrize(("dim", "offset"), [(2, 1), (16, 5), (64, 37)])
+def test_one_matrix_shifts_a_full_table_but_not_its_sines_alone(dim: int, offset: int) -> None:
+    r"""With sin and cos, M_k exists (residual ~ rounding). With sines only, row p = 0 is all zeros, so any M maps it
+    to 0, while row k holds sin(kω_i): the residual is at least max_i |sin(kω_i)|."""
+    table = pc.sinusoidal(256, dim)
+    assert pc.linear_shift_residual(table, offset) < 1e-10
+    sines = table[:, 0::2]
+    floor = max(abs(math.sin(offset * w)) for w in pc.sinusoidal_inv_freq(dim))
+    assert pc.linear_shift_residual(sines, offset) >= floor - 1e-12
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_position_survives_depth_only_through_the_residual_stream(seed: int) -> None:
+    r"""The page's claim, on three seeds (eight measured: kept 0.48–0.57 of the input's R², lost ≤ 0.06): after 12
+    random blocks a linear probe still reads at least 40 % of what it read at the input with residual connections,
+    and at most 0.1 of R² from block 6 on without them."""
+    table = pc.sinusoidal(1024, 64)
+    kept = pc.residual_stream_probe(table, layers=12, seed=seed)
+    lost = pc.residual_stream_probe(table, layers=12, residual=False, seed=seed)
+    assert kept[0] == lost[0] and 0.3 < kept[0] < 1.0  # the same input; word vectors blur it
+    assert kept[-1] >= 0.4 * kept[0] and lost[6:].max() <= 0.1
+    assert np.all(kept <= 1.0) and np.all(lost <= 1.0)

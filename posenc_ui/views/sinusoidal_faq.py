@@ -1,0 +1,65 @@
+r"""Page 3's frequently asked questions, each answered on numbers from :mod:`posenc_core` (Kazemnejad 2019, FAQ):
+why the code holds both sin and cos, where position lives once it is added to the word, and how it reaches later
+layers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from posenc_core import linear_shift_residual, residual_stream_probe, sinusoidal
+
+from ..figures import sinusoidal_faq as figs
+from ..memo import memo
+from .base import Check, Values, uses
+
+#: The sin-and-cos question on a small table (the least-squares fit costs L·d²; the answer does not depend on size).
+SHIFT_LENGTH, SHIFT_DIM, SHIFT_MAX_OFFSET = 256, 16, 64
+#: The depth demo: positions, width and blocks (L ≥ 2(d + 2) for a held-out probe; 12 blocks, BERT-base's depth).
+PROBE_LENGTH, PROBE_DIM, PROBE_BLOCKS = 1024, 64, 12
+#: The claim, with margins from eight seeds (kept 0.48–0.57 of the input's R², lost ≤ 0.06 from block 6 on).
+KEPT_SHARE, LOST_CEILING, LOST_FROM = 0.4, 0.1, 6
+
+
+@memo
+def _shift_residuals(base: float, offset: int) -> tuple[float, float]:
+    table = sinusoidal(SHIFT_LENGTH, SHIFT_DIM, base=base)  # (L, d), interleaved (sin, cos)
+    return linear_shift_residual(table, offset), linear_shift_residual(table[:, 0::2], offset)
+
+
+@uses("base", "offset")
+def check_sin_and_cos(v: Values) -> Check:
+    r"""One matrix shifts the full code; none shifts its sines alone (the residual shown beside)."""
+    offset = min(v["offset"], SHIFT_MAX_OFFSET)
+    full, sines = _shift_residuals(v["base"], offset)
+    fmt = {"k": offset, "sines": f"{sines:.2f}", "length": SHIFT_LENGTH, "dim": SHIFT_DIM}
+    return Check("sinusoidal.check_sin_and_cos", full, tolerance=1e-9, fmt=fmt)
+
+
+@memo
+def _depth() -> tuple[np.ndarray, np.ndarray]:
+    table = sinusoidal(PROBE_LENGTH, PROBE_DIM)
+    kept = residual_stream_probe(table, layers=PROBE_BLOCKS, residual=True)
+    lost = residual_stream_probe(table, layers=PROBE_BLOCKS, residual=False)
+    return kept, lost
+
+
+@uses()
+def depth_figure(v: Values, lang: str) -> go.Figure:
+    kept, lost = _depth()
+    return figs.probe_depth(kept, lost, lang=lang)
+
+
+@uses()
+def check_depth(v: Values) -> Check:
+    r"""Kept ≥ 40 % of the input's R² after every block, lost ≤ 0.1 from block 6 on: residual = the larger ratio."""
+    kept, lost = _depth()
+    residual = max(KEPT_SHARE * kept[0] / kept[-1], lost[LOST_FROM:].max() / LOST_CEILING)
+    fmt = {"start": f"{kept[0]:.2f}", "kept": f"{kept[-1]:.2f}", "lost": f"{lost[-1]:.2f}", "blocks": PROBE_BLOCKS}
+    return Check("sinusoidal.check_depth", residual, tolerance=1.0, fmt=fmt)
+
+
+FIGURES = {"depth": depth_figure}
+CHECKS = {"sin_and_cos": check_sin_and_cos, "depth": check_depth}
+STATIC = {"depth": "reads no parameter: a fixed demonstration (d = 64, 1024 positions, 12 random blocks)"}
