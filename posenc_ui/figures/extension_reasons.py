@@ -86,18 +86,21 @@ def entropy(
 def seen_distance(
     distances: np.ndarray, curves: Mapping[str, np.ndarray], *, length: int, title: str, lang: str
 ) -> go.Figure:
-    r"""The relative position each method hands RoPE against the true distance; the training length L as a line."""
+    r"""The relative position each method hands RoPE against the true distance (log-log); L as a line."""
     hover = f"{t('extension.axis_distance', lang)} %{{x:,}}<br>→ %{{y:,.1f}}"
     traces = [_line(distances, v, t(f"extension.seen.{key}", lang), key, hover) for key, v in curves.items()]
     line = {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": length, "y1": length,
             "line": {"color": GREY, "dash": "dot", "width": 1.5}}  # fmt: skip
-    note = {"xref": "paper", "x": 0.0, "xanchor": "left", "y": length, "yanchor": "bottom", "showarrow": False,
-            "text": t("extension.line_train", lang, length=f"{length:,}"), "font": {"color": GREY}}  # fmt: skip
+    note = {"xref": "paper", "x": 0.0, "xanchor": "left", "y": np.log10(length), "yanchor": "bottom",
+            "showarrow": False, "text": t("extension.line_train", lang, length=f"{length:,}"),
+            "font": {"color": GREY}}  # fmt: skip
     return figure(
         traces,
         title=title,
         x=t("extension.axis_distance", lang),
         y=t("extension.axis_seen", lang),
+        xaxis={"type": "log"},
+        yaxis={"type": "log"},
         shapes=[line],
         annotations=[note],
         legend=legend_below(-0.25),

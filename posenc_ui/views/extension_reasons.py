@@ -130,7 +130,7 @@ def check_uniform(v: Values) -> Check:
 def rerope_figure(v: Values, lang: str) -> go.Figure:
     length = training_length(load_presets()[v["model"]].config())
     target = v["stretch"] * length
-    distances = np.linspace(0.0, target, DISTANCE_POINTS)
+    distances = np.geomspace(1.0, target, DISTANCE_POINTS)  # log axes: w, L and T all visible
     curves = {
         "plain": distances,
         "linear": distances / v["factor"],
