@@ -14,6 +14,11 @@ with start(VIEW) as page:
     page.text("readout", **readouts(page.values))
     page.figure("wavelengths")
 
+    page.heading("h_base")
+    page.text("base_change")
+    page.figure("divisors")
+    page.check("base_change")
+
     page.heading("h_regimes")
     page.text("regimes")
     page.controls("beta_fast", "beta_slow")
@@ -21,14 +26,25 @@ with start(VIEW) as page:
     page.heading("h_ramp")
     page.text("ramp")
     page.figure("ramp")
+    page.text("by_parts")
 
     page.heading("h_temperature")
     page.text("temperature")
     page.figure("temperature")
+    page.heading("h_entropy")
+    page.text("entropy")
+    page.figure("entropy")
+    page.check("entropy")
 
     page.heading("h_ood")
     page.text("ood")
     page.figure("ood")
+
+    page.heading("h_rerope")
+    page.text("rerope")
+    page.controls("window")
+    page.figure("seen")
+    page.check("rerope_angles")
 
     page.heading("h_models")
     page.text("models")

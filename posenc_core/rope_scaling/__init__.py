@@ -28,10 +28,14 @@ A small package, as transformers' ``modeling_rope_utils`` is one module:
 * :mod:`.formulas` — the closed forms the types, pages and checks share, each written once (NTK base, dynamic α,
   YaRN's temperature and ramp, LongRoPE's attention factor, the implied factor);
 * :mod:`.pairs` — what a method does to each pair: regimes, turns, angles, implied base, temperatures;
+* :mod:`.beta_base`, :mod:`.entropy`, :mod:`.rerope` — the reasons behind the methods (Su's posts on kexue.fm): RoPE as
+  a base-β number system and each method's divisor per pair, attention entropy against length and the logit factors
+  that hold it, ReRoPE's clipped relative positions;
 * :mod:`.config` — a model's ``config.json`` (pasted text or a dict) → its frequencies, its training length and its
   (rope_type, s).
 """
 
+from .beta_base import frequency_divisors, ntk_divisors, position_digits
 from .config import (
     MAX_CONFIG_CHARS,
     MAX_CONFIG_DEPTH,
@@ -42,6 +46,7 @@ from .config import (
     parse_config_text,
     rope_frequencies_from_config,
 )
+from .entropy import EntropyCurves, attention_entropy, entropy_by_length, log_length_scale
 from .formulas import (
     MAX_FACTOR,
     dynamic_ntk_alpha,
@@ -69,6 +74,7 @@ from .pairs import (
     yarn_regimes,
 )
 from .registry import ROPE_REGISTRY, ROPE_TYPES, RopeFrequencies, RopeType, rope_frequencies
+from .rerope import rerope_relative_positions, rerope_scores
 
 __all__ = [
     "MAX_CONFIG_CHARS",
@@ -79,22 +85,31 @@ __all__ = [
     "ROPE_TYPES",
     "SCALED_TYPES",
     "ConfigScaling",
+    "EntropyCurves",
     "RopeFrequencies",
     "RopeType",
     "TemperatureCurves",
     "YarnRegimes",
     "angle_coverage",
+    "attention_entropy",
     "config_scaling",
     "config_training_length",
     "dynamic_ntk_alpha",
+    "entropy_by_length",
+    "frequency_divisors",
     "implied_base",
     "implied_factor",
+    "log_length_scale",
     "longrope_attention_factor",
     "ntk_base",
+    "ntk_divisors",
     "ntk_exponent",
     "pair_regimes",
     "parse_config_text",
+    "position_digits",
     "regime_counts",
+    "rerope_relative_positions",
+    "rerope_scores",
     "rope_frequencies",
     "rope_frequencies_from_config",
     "rotations_in_context",

@@ -50,6 +50,7 @@ from ..presets import (
     without_scaling,
 )
 from ..state import ChoiceParam, IntParam
+from . import extension_reasons as reasons
 from .base import Check, Explain, PageRefusal, Values, View, uses
 from .extension_models import models_figure, pasted_figure
 from .extension_models import preset_table as preset_table  # re-exported: the page script reads its view
@@ -71,6 +72,7 @@ PARAMS = (
     IntParam("beta_fast", 32, lo=8, hi=128),
     IntParam("beta_slow", 1, lo=1, hi=4),
     ConfigTextParam("config", EXAMPLE_CONFIG),
+    *reasons.PARAMS,
 )
 
 
@@ -356,6 +358,7 @@ VIEW = View(
         "ood": ood_figure,
         "models": models_figure,
         "pasted": pasted_figure,
+        **reasons.FIGURES,
     },
     sweeps={
         "wavelengths": "factor",
@@ -363,6 +366,7 @@ VIEW = View(
         "ramp": "beta_fast",
         "temperature": "factor",
         "ood": "factor",
+        **reasons.SWEEPS,
     },
     static={"models": "reads no parameter", "pasted": "its one input is a pasted config, not a slider"},
     checks={
@@ -371,6 +375,7 @@ VIEW = View(
         "regimes": check_regimes,
         "temperature": check_temperature,
         "interpolation": check_interpolation,
+        **reasons.CHECKS,
     },
     explain=Explain(
         latex=(
@@ -382,11 +387,13 @@ VIEW = View(
             r"\gamma(r) = \operatorname{clip}\Big(\tfrac{r-\alpha}{\beta-\alpha}, 0, 1\Big)",
             r"\text{YaRN temperature: } \sqrt{1/t} = 0.1\ln s + 1",
             r"\text{LongRoPE: } \theta'_i = \theta_i / f_i, \quad \sqrt{1 + \ln s / \ln L}",
+            *reasons.LATEX,
         ),
-        sources=(rope_frequencies, pair_regimes, unseen_angles, temperature_curves),
+        sources=(rope_frequencies, pair_regimes, unseen_angles, temperature_curves, *reasons.SOURCES),
         paper="Chen et al. 2023 (PI), arXiv:2306.15595; bloc97 2023 (NTK-aware); Peng et al. 2023 (YaRN), "
-        "arXiv:2309.00071, §3; Meta 2024 (Llama 3.1), arXiv:2407.21783; Ding et al. 2024 (LongRoPE), arXiv:2402.13753",
-        checks=("ntk", "dynamic", "regimes", "temperature", "interpolation"),
+        "arXiv:2309.00071, §3; Meta 2024 (Llama 3.1), arXiv:2407.21783; Ding et al. 2024 (LongRoPE), arXiv:2402.13753"
+        + reasons.PAPER,
+        checks=("ntk", "dynamic", "regimes", "temperature", "interpolation", *reasons.CHECKS),
     ),
 )
 

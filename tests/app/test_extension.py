@@ -96,3 +96,29 @@ def test_builders_are_pure_and_titled() -> None:
     assert len(fig.layout.shapes) == 2 and fig.layout.yaxis.type == "log"
     rings = figs.angle_rings(np.full(4, 3.0), [("a", np.full(4, 6.0))], title="t", lang="zh")
     assert [trace.type for trace in rings.data] == ["barpolar"] * 3
+
+
+def test_the_reasons_checks_pass_at_defaults_and_at_the_slider_ends() -> None:
+    for changes in ({}, {"factor": 2, "window": 16}, {"factor": 64, "stretch": 64, "window": 1024}):
+        for name in ("base_change", "entropy", "uniform", "rerope_angles", "rerope_passes"):
+            check = VIEW.checks[name](values(**changes))
+            assert check.passed, (name, changes, check.residual)
+
+
+def test_ntk_divisors_run_from_1_to_s_while_pi_is_flat_at_s() -> None:
+    fig = VIEW.figures["divisors"](values(factor=8), "en")
+    by_name = {trace.name: np.asarray(trace.y) for trace in fig.data}
+    assert np.allclose(by_name["PI (linear)"], 8.0)
+    ntk = by_name["NTK-aware"]
+    assert ntk[0] == 1.0 and abs(ntk[-1] - 8.0) < 1e-9
+
+
+def test_entropy_rises_plain_and_su_factor_holds_it_at_the_training_length() -> None:
+    check = VIEW.checks["entropy"](values(factor=8))
+    assert float(check.fmt["plain"]) > 1.0 and abs(float(check.fmt["log_n"])) < 0.3
+
+
+def test_rerope_hands_rope_at_most_w() -> None:
+    fig = VIEW.figures["seen"](values(window=256), "en")
+    rerope = next(trace for trace in fig.data if trace.name.startswith("ReRoPE"))
+    assert max(rerope.y) == 256.0

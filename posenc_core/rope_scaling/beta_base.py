@@ -1,0 +1,76 @@
+r"""RoPE as a positional number system, and what each extension does to its "digits" (Su 2023).
+
+Su Jianlin, 「Transformer升级之路：10、RoPE是一种β进制编码」 (科学空间 kexue.fm, 2023): position n written in base β
+has digits :math:`\lfloor n/\beta^i \rfloor \bmod \beta` (:func:`position_digits`). RoPE with base b turns pair i at
+:math:`\theta_i = b^{-2i/d} = \beta^{-i}` with :math:`\beta = b^{2/d}`: the angle :math:`n\beta^{-i}` is digit i made
+continuous (mod 2π instead of mod β). To count s times further without adding digits:
+
+* **PI** divides every digit's speed by s (:math:`\theta'_i = \theta_i/s`), so the fast digits, which tell
+  neighbouring tokens apart, are crowded too;
+* **NTK-aware** enlarges the base, :math:`b' = b\,s^{d/(d-2)}`: pair i is divided by :math:`s^{2i/(d-2)}`
+  (:func:`ntk_divisors`), 1 for the fastest digit and exactly s for the slowest.
+
+:func:`frequency_divisors` reads the division factor :math:`\theta_i/\theta'_i` off any method's frequencies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import PosEncError, as_array, as_float, as_int, check_elements
+from ..rope import MAX_ROTARY_DIM
+from ..rope.rotation import _check_inv_freq
+from .formulas import MAX_FACTOR
+
+__all__ = ["frequency_divisors", "ntk_divisors", "position_digits"]
+
+_MAX_DIGITS = 64  # 2^64 > any position a float64 holds exactly
+
+
+def position_digits(positions: object, *, base: int, digits: int) -> np.ndarray:
+    r"""The base-β digits of each position, least significant first: :math:`\lfloor n/\beta^i\rfloor \bmod \beta`,
+    shape (..., digits), int64.
+
+    The number system RoPE makes continuous (Su 2023, 「RoPE是一种β进制编码」). Positions must be integers ≥ 0;
+    digits beyond the highest non-zero one are 0.
+    """
+    n = as_array("positions", positions, integer=True, allow_empty=True)
+    if n.size and n.min() < 0:
+        raise PosEncError("positions must be ≥ 0 (a digit expansion of a non-negative integer)")
+    base = as_int("base", base, lo=2, hi=2**31)
+    digits = as_int("digits", digits, lo=1, hi=_MAX_DIGITS)
+    check_elements("position_digits", (*n.shape, digits))
+    out = np.empty((*n.shape, digits), dtype=np.int64)
+    rest = n.copy()
+    for i in range(digits):  # (…,) one digit at a time: exact in integers, no float powers
+        out[..., i] = rest % base
+        rest //= base
+    return out
+
+
+def ntk_divisors(dim: int, *, factor: float) -> np.ndarray:
+    r"""The (d/2,) factors by which NTK-aware scaling divides each frequency: :math:`\theta_i/\theta'_i = s^{2i/(d-2)}`.
+
+    From :math:`b' = b\,s^{d/(d-2)}`: :math:`\theta'_i = b'^{-2i/d} = \theta_i\,s^{-2i/(d-2)}`, so pair 0 is divided by
+    1 and the last pair, i = d/2 − 1, by exactly s. Paper: bloc97 2023, "NTK-Aware Scaled RoPE"; Peng et al. 2023,
+    arXiv:2309.00071, §3.1; Su 2023, 「RoPE是一种β进制编码」.
+    """
+    dim = as_int("dim", dim, lo=4, hi=MAX_ROTARY_DIM, even=True)
+    factor = as_float("factor", factor, ge=1.0, le=MAX_FACTOR)
+    i = np.arange(dim // 2, dtype=np.float64)  # (d/2,)
+    return factor ** (2.0 * i / (dim - 2))
+
+
+def frequency_divisors(inv_freq: object, scaled_inv_freq: object) -> np.ndarray:
+    r"""Per pair, the factor a method divides the frequency by: :math:`\theta_i/\theta'_i` (shape (d/2,)).
+
+    PI gives s for every pair, NTK-aware :math:`s^{2i/(d-2)}`, YaRN 1 for the kept pairs, s for the interpolated ones
+    and :math:`1/((1-\gamma)/s + \gamma)` in between (Peng et al. 2023, arXiv:2309.00071, eq. (18)).
+    """
+    theta = _check_inv_freq(inv_freq)
+    scaled = as_array("scaled_inv_freq", scaled_inv_freq, ndim=1).astype(np.float64, copy=False)
+    if scaled.shape != theta.shape:
+        raise PosEncError(f"scaled_inv_freq must have the shape of inv_freq {theta.shape}, got {scaled.shape}")
+    if np.any(scaled <= 0):
+        raise PosEncError("scaled_inv_freq must be positive (radians per token)")
+    return theta / scaled

@@ -1,0 +1,200 @@
+r"""Page 7, the reasons behind the methods: NTK-aware as a change of base in RoPE's number system, YaRN's
+temperature and the entropy argument (Su's log n scale beside it), and ReRoPE as the extreme case.
+
+Every claim is a :class:`~.base.Check` on numbers from :mod:`posenc_core`: :func:`~posenc_core.frequency_divisors`
+against :func:`~posenc_core.ntk_divisors`, :func:`~posenc_core.entropy_by_length`, and
+:func:`~posenc_core.rerope_scores` against one rotation per clipped distance. The extension View pulls these in
+through :data:`FIGURES`, :data:`CHECKS` and :data:`PARAMS`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from posenc_core import (
+    ROPE_REGISTRY,
+    attention_entropy,
+    entropy_by_length,
+    frequency_divisors,
+    ntk_divisors,
+    rerope_relative_positions,
+    rerope_scores,
+    rope_frequencies_from_config,
+    rope_inv_freq,
+    rope_scores,
+    unseen_angles,
+)
+
+from ..figures import extension_reasons as figs
+from ..i18n import t
+from ..memo import memo
+from ..presets import load_presets, training_length, without_scaling
+from ..state import IntParam
+from .base import Check, Values, uses
+
+#: Su's entropy post writes its scale as log_512 n: the toy head's training length.
+ENTROPY_LENGTH = 512
+#: The toy head's context lengths: L/8 … 64·L, log-spaced (the factor slider reaches 64).
+ENTROPY_LENGTHS = np.unique(np.geomspace(ENTROPY_LENGTH // 8, 64 * ENTROPY_LENGTH, 36).astype(np.int64))
+#: The two-pass check's example: a short text, a small head and a window much shorter than the text.
+RE_TOKENS, RE_DIM, RE_WINDOW = 48, 16, 12
+#: Points on the distance axis of the ReRoPE figure.
+DISTANCE_POINTS = 200
+
+PARAMS = (IntParam("window", 512, lo=16, hi=1024, step=16),)  # ReRoPE's w, in tokens: below every preset's L
+
+
+# --- 1. NTK-aware as a change of base ------------------------------------------------------------------------------
+
+
+@memo
+def _divisors(model: str, factor: int, beta_fast: int, beta_slow: int) -> dict[str, np.ndarray]:
+    r"""Per pair θ/θ′ under PI, NTK-aware and YaRN at s, from the registry's frequencies for the preset."""
+    config = load_presets()[model].config()
+    length, plain = training_length(config), without_scaling(config)
+    before = rope_frequencies_from_config(plain).inv_freq
+    out = {}
+    for method in ("linear", "ntk", "yarn"):
+        scaling = ROPE_REGISTRY[method].scaling(
+            factor=factor, original_max_position_embeddings=length, beta_fast=beta_fast, beta_slow=beta_slow
+        )
+        out[method] = frequency_divisors(
+            before, rope_frequencies_from_config(plain | {"rope_scaling": scaling}).inv_freq
+        )
+    return out
+
+
+@uses("model", "factor", "beta_fast", "beta_slow")
+def divisors_figure(v: Values, lang: str) -> go.Figure:
+    curves = _divisors(v["model"], v["factor"], v["beta_fast"], v["beta_slow"])
+    model = load_presets()[v["model"]].name
+    title = t("extension.fig_divisors", lang, model=model, factor=v["factor"])
+    return figs.divisors(curves, factor=v["factor"], title=title, lang=lang)
+
+
+@uses("model", "factor")
+def check_base_change(v: Values) -> Check:
+    r"""NTK-aware's divisors from the core's frequencies equal :math:`s^{2i/(d-2)}`: 1 for pair 0, s for the last."""
+    measured = _divisors(v["model"], v["factor"], 32, 1)["ntk"]
+    closed = ntk_divisors(2 * measured.shape[0], factor=v["factor"])
+    fmt = {"factor": v["factor"], "first": f"{measured[0]:.6g}", "last": f"{measured[-1]:.6g}"}
+    return Check("extension.check_base_change", float(np.max(np.abs(measured / closed - 1.0))), fmt=fmt)
+
+
+# --- 3. entropy and the temperature --------------------------------------------------------------------------------
+
+
+@memo
+def _entropy():
+    return entropy_by_length(ENTROPY_LENGTHS, training_length=ENTROPY_LENGTH, queries=16)
+
+
+def _at(curve: np.ndarray, n: int) -> float:
+    return float(np.interp(math.log(n), np.log(ENTROPY_LENGTHS), curve))
+
+
+@uses("factor")
+def entropy_figure(v: Values, lang: str) -> go.Figure:
+    curves = _entropy()._asdict()
+    current = v["factor"] * ENTROPY_LENGTH
+    title = t("extension.fig_entropy", lang, length=ENTROPY_LENGTH, factor=v["factor"])
+    return figs.entropy(
+        ENTROPY_LENGTHS, curves, training_length=ENTROPY_LENGTH, current=current, title=title, lang=lang
+    )
+
+
+@uses("factor")
+def check_entropy(v: Values) -> Check:
+    r"""From n = L to s·L the plain entropy rises; Su's log-n factor keeps at most half of that rise."""
+    c, n = _entropy(), v["factor"] * ENTROPY_LENGTH
+    rise = {name: _at(curve, n) - _at(curve, ENTROPY_LENGTH) for name, curve in c._asdict().items()}
+    fmt = {"factor": v["factor"], **{name: f"{value:+.2f}" for name, value in rise.items()}}
+    return Check("extension.check_entropy", abs(rise["log_n"]) / rise["plain"], tolerance=0.5, fmt=fmt)
+
+
+@uses("factor")
+def check_uniform(v: Values) -> Check:
+    r"""The entropy the figure measures gives exactly ln n for uniform attention over n = s·L keys."""
+    n = v["factor"] * ENTROPY_LENGTH
+    residual = abs(float(attention_entropy(np.zeros(n))) - math.log(n))
+    return Check("extension.check_uniform", residual, tolerance=1e-12, fmt={"n": f"{n:,}", "ln": f"{math.log(n):.4f}"})
+
+
+# --- 4. ReRoPE -----------------------------------------------------------------------------------------------------
+
+
+@uses("model", "factor", "stretch", "window")
+def rerope_figure(v: Values, lang: str) -> go.Figure:
+    length = training_length(load_presets()[v["model"]].config())
+    target = v["stretch"] * length
+    distances = np.geomspace(1.0, target, DISTANCE_POINTS)  # log axes: w, L and T all visible
+    curves = {
+        "plain": distances,
+        "linear": distances / v["factor"],
+        "rerope": -rerope_relative_positions(-distances, window=v["window"]),  # a past key: r = −distance
+    }
+    title = t("extension.fig_seen", lang, window=v["window"], factor=v["factor"], target=f"{target:,}")
+    return figs.seen_distance(distances, curves, length=length, title=title, lang=lang)
+
+
+@uses("model", "stretch", "window")
+def check_rerope_angles(v: Values) -> Check:
+    r"""ReRoPE at T reaches, per pair, only the angles :math:`r\theta_i` with r ≤ w: all inside the training arc."""
+    config = load_presets()[v["model"]].config()
+    before, length = rope_frequencies_from_config(without_scaling(config)).inv_freq, training_length(config)
+    target = v["stretch"] * length
+    reach = min(target, v["window"] + 1)  # relative positions 0 … w: an arc like w + 1 tokens of plain RoPE
+    residual = float(np.max(unseen_angles(before, length, before, reach)))
+    fmt = {"window": v["window"], "target": f"{target:,}", "length": f"{length:,}"}
+    return Check("extension.check_rerope_angles", residual, tolerance=1e-9, fmt=fmt)
+
+
+@memo
+def _two_passes() -> float:
+    r"""max |two-pass ReRoPE − one rotation per clipped distance| on a small causal example."""
+    q, k = np.random.default_rng(7).standard_normal((2, RE_TOKENS, RE_DIM))
+    inv_freq = rope_inv_freq(RE_DIM)
+    two = rerope_scores(q, k, inv_freq, window=RE_WINDOW, scale=1.0)
+    i, j = np.indices((RE_TOKENS, RE_TOKENS))
+    clipped = rerope_relative_positions(j - i, window=RE_WINDOW)
+    direct = np.full((RE_TOKENS, RE_TOKENS), -np.inf)
+    zeros = np.zeros(RE_TOKENS)
+    for r in range(-RE_WINDOW, 1):  # q_iᵀ R_r k_j, computed once per relative position r the clip leaves
+        at_r = rope_scores(q, k, inv_freq, query_positions=zeros, key_positions=zeros + r, scale=1.0)
+        chosen = (clipped == r) & (j <= i)
+        direct[chosen] = at_r[chosen]
+    causal = j <= i
+    return float(np.max(np.abs(two[causal] - direct[causal])))
+
+
+@uses()
+def check_rerope_passes(v: Values) -> Check:
+    r"""The two-pass ReRoPE logits equal :math:`q_i^\top R_{\operatorname{clip}(j-i)} k_j` computed directly."""
+    fmt = {"tokens": RE_TOKENS, "window": RE_WINDOW}
+    return Check("extension.check_rerope_passes", _two_passes(), tolerance=1e-9, fmt=fmt)
+
+
+FIGURES = {"divisors": divisors_figure, "entropy": entropy_figure, "seen": rerope_figure}
+SWEEPS = {"divisors": "factor", "entropy": "factor", "seen": "window"}
+CHECKS = {
+    "base_change": check_base_change,
+    "entropy": check_entropy,
+    "uniform": check_uniform,
+    "rerope_angles": check_rerope_angles,
+    "rerope_passes": check_rerope_passes,
+}
+#: What the explain panel adds: formulas, the core functions computing them, the sources, the checks it lists.
+LATEX = (
+    r"\text{NTK as base } \beta = b^{2/d}: \ \theta_i = \beta^{-i}, \quad \theta_i/\theta'_i = s^{2i/(d-2)}",
+    r"H = -\sum_j p_j \ln p_j, \qquad \kappa_{\text{Su}} = \frac{\ln n}{\ln L}, \qquad"
+    r" \kappa_{\text{YaRN}} = \frac{1}{t} = (0.1\ln s + 1)^2",
+    r"\text{ReRoPE: } q_i^\top R_{\operatorname{clip}(j-i,\,-w,\,w)}\, k_j",
+)
+SOURCES = (ntk_divisors, frequency_divisors, attention_entropy, entropy_by_length, rerope_scores)
+PAPER = (
+    "; Su 2023, 「Transformer升级之路：10、RoPE是一种β进制编码」 and 「12、无限外推的ReRoPE？」 (kexue.fm); "
+    "Su 2021, 「从熵不变性看Attention的Scale操作」 (kexue.fm)"
+)
