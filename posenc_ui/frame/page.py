@@ -130,12 +130,12 @@ class Page:
 
     # --- figures and checks ---------------------------------------------------------------------------------
 
-    def figure(self, name: str, *, height: int | None = None) -> None:
+    def figure(self, name: str, *, height: int | None = None, font: int | None = None) -> None:
         r"""Draw figure ``name`` (the download panel offers it); a :class:`PosEncError` shows its message instead.
 
         The refusal names the argument, the value and the allowed range, in the reader's language
         (:func:`~.refusals.refusal_text`), above the last figure that could be drawn. ``height`` (px) draws a copy
-        that tall (presenter mode, single-figure embed).
+        that tall, ``font`` (px) its default font size (presenter mode, single-figure embed).
         """
         last_good: dict[tuple[str, str], go.Figure] = st.session_state.setdefault(LAST_GOOD, {})
         try:
@@ -151,7 +151,7 @@ class Page:
         config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"filename": self._file_stem(name), "scale": 2}}
         if self.touch:  # a touch screen shows plotly's toolbar always, over the title; the download panel remains
             config["displayModeBar"] = False
-        shown = fig if height is None else resized(fig, height)
+        shown = fig if height is None else resized(fig, height, font)
         st.plotly_chart(shown, theme=None, config=config, key=f"fig.{self.view.page_id}.{name}")
 
     def figures(self, *names: str) -> None:

@@ -37,17 +37,22 @@ if TYPE_CHECKING:
 FIGURE = "figure"  # the query key naming the figure (the presenter's step, or the one figure embedded)
 PRESENT = "present"  # ?present=true
 STEP = "_posenc_present_step"  # (page_id, figure) set by ◀ / ▶ before the rerun that shows it
-PRESENT_HEIGHT = 500  # px: a 720 px projector keeps room for the title row, the takeaway and the margins
-EMBED_HEIGHT = 520  # px: controls above and the figure fit a 720 px <iframe>
+PRESENT_HEIGHT = 470  # px: a 720 px projector keeps room for the title row, the takeaway and the margins
+EMBED_HEIGHT = 600  # px with no controls; a row of controls above takes ~95 px of a 720 px <iframe>
+CONTROL_ROW = 95  # px
+PRESENT_FONT = 15  # px: plotly's default 12 px is too small on a projector (the builders' own sizes still win)
 TRUE = ("true", "1", "yes", "on")
 
 #: Presenter-only styles: larger type for a projector, less empty space above the title row.
 PRESENT_CSS = """<style>
-[data-testid="stMainBlockContainer"] { padding-top: 2.6rem; padding-bottom: 1rem; max-width: 100%; }
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-bottom: 0.5rem; max-width: 100%; }
+[data-testid="stHeader"] { background: transparent; pointer-events: none; }
+[data-testid="stHeader"] * { pointer-events: auto; }
 [data-testid="stMain"] p, [data-testid="stMain"] li { font-size: 1.3rem; line-height: 1.45; }
 [data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1.1rem; }
 [data-testid="stMain"] h1 { font-size: 2.2rem; padding: 0; }
 .st-key-present_count p { font-size: 1.4rem; font-weight: 600; text-align: center; }
+[data-testid="stMain"]:focus-visible, [data-testid="stMainBlockContainer"]:focus-visible { outline: none; }
 </style>"""
 
 def presenting() -> bool:
@@ -80,13 +85,18 @@ def figure_controls(view: View, name: str) -> list[str]:
     return [p.name for p in view.params if uses is None or p.name in uses]
 
 
-def resized(fig: go.Figure, height: int) -> go.Figure:
-    r"""A copy of ``fig`` drawn ``height`` px tall (figures are shared between sessions: never changed in place)."""
+def resized(fig: go.Figure, height: int, font: int | None = None) -> go.Figure:
+    r"""A copy of ``fig`` drawn ``height`` px tall, its default font ``font`` px (figures are shared between sessions:
+    never changed in place)."""
     if isinstance(fig, BuiltFigure):
         spec = fig.to_dict()  # fresh containers: changing the layout's height leaves the cached figure alone
-        spec.setdefault("layout", {})["height"] = height
+        layout = spec.setdefault("layout", {})
+        layout["height"] = height
+        if font is not None:
+            layout["font"] = {**layout.get("font", {}), "size": font}
         return BuiltFigure(spec)
-    return go.Figure(fig).update_layout(height=height)
+    copy = go.Figure(fig).update_layout(height=height)
+    return copy if font is None else copy.update_layout(font_size=font)
 
 
 def current_step(page: Page) -> str:
@@ -141,22 +151,22 @@ def present(page: Page, title: str, takeaway: Callable[[], None]) -> str:
     controls = figure_controls(page.view, name)
     if controls:
         side, main = st.columns([1, 3], gap="medium")
-        with side:
+        with side.container(height=PRESENT_HEIGHT, border=False):  # many controls scroll; the figure never moves
             draw_controls(page, controls)
     else:
         main = st.container()
     with main:
-        page.figure(name, height=PRESENT_HEIGHT)
+        page.figure(name, height=PRESENT_HEIGHT, font=PRESENT_FONT)
     return name
 
 
 def embed_figure(page: Page, name: str) -> None:
     r"""Single-figure embed: the figure's controls (three a row) above the figure, nothing else."""
     controls = figure_controls(page.view, name)
-    for start in range(0, len(controls), 3):
-        row = controls[start : start + 3]
-        texts = [n for n in row if getattr(page.view.param(n), "widget", None) == "text_area"]
-        draw_controls(page, texts)
-        if len(row) > len(texts):
-            page.controls(*[n for n in row if n not in texts], columns=3)
-    page.figure(name, height=EMBED_HEIGHT)
+    texts = [n for n in controls if getattr(page.view.param(n), "widget", None) == "text_area"]
+    draw_controls(page, texts)
+    others = [n for n in controls if n not in texts]
+    for start in range(0, len(others), 3):
+        page.controls(*others[start : start + 3], columns=3)
+    rows = 2 * len(texts) + -(-len(others) // 3)  # a pasted-config box is about two rows high
+    page.figure(name, height=max(EMBED_HEIGHT - CONTROL_ROW * rows, 320))

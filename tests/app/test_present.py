@@ -128,7 +128,7 @@ def test_unknown_embedded_figure_falls_back_to_the_whole_page_with_a_notice(open
     assert_clean(at)
     (notice,) = at.warning
     assert notice.value.startswith(t("present.unknown_figure", lang, figure="X", known="Y").split("X")[0])
-    assert "`figure=<b>nope`" in notice.value  # shown as code, never as markup
+    assert "` figure=<b>nope `" in notice.value  # shown as code, never as markup
     assert len(at.get("plotly_chart")) > 1
 
 
