@@ -106,7 +106,9 @@ def share_box(page: PageEntry | None, params: Mapping[str, str], lang: str, figu
         st.code(share_link(page, dict(params, present="true") if present else params), language=None, wrap_lines=True)
         st.caption(t("share.embed", lang))
         labels = {"": t("share.whole_page", lang), **figures}  # a plain dict's lookup (format_func lives on)
-        figure = st.selectbox(t("share.figure", lang), list(labels), format_func=labels.__getitem__, key=f"{key}.figure")
+        figure = st.selectbox(
+            t("share.figure", lang), list(labels), format_func=labels.__getitem__, key=f"{key}.figure"
+        )
         src = share_link(page, dict(params, figure=figure) if figure else params, embed=True)
         snippet = f'<iframe src="{src}" width="100%" height="{EMBED_HEIGHT}" style="border:0" loading="lazy"></iframe>'
         st.code(snippet, language="html", wrap_lines=True)

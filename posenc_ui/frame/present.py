@@ -55,6 +55,7 @@ PRESENT_CSS = """<style>
 [data-testid="stMain"]:focus-visible, [data-testid="stMainBlockContainer"]:focus-visible { outline: none; }
 </style>"""
 
+
 def presenting() -> bool:
     r"""Whether the URL asks for presenter mode (``?present=true``)."""
     return str(st.query_params.get(PRESENT, "")).strip().lower() in TRUE
