@@ -77,6 +77,9 @@ def open_page(view: View) -> Page:
     if not embedded:
         navigation(lang, page.url_extra)
         reset_button(view, lang)
+    if presenter:  # the title row has no room for it: the language switch waits in the collapsed sidebar
+        with st.sidebar:
+            language_switch(lang)
     for problem in problems:
         st.warning(notice(problem, lang), icon=":material/link_off:")
     if unknown is not None:

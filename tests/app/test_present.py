@@ -189,3 +189,11 @@ def test_share_box_offers_presenter_link_and_one_embed_per_figure(open_page) -> 
     codes = [c.value for c in at.code]
     assert any("present=true" in c and "embed" not in c for c in codes)
     assert any("<iframe" in c and "figure=bias" in c and "embed=true" in c for c in codes)
+
+
+def test_presenter_language_switch_keeps_mode_and_step(open_page) -> None:
+    at = open_page("pages/8_ALiBi.py", lang="en", params={"present": "true", "figure": "curves"})
+    at.sidebar.segmented_control[0].set_value("zh").run()
+    assert_clean(at)
+    assert dict(at.query_params) == {"lang": "zh", "present": "true", "figure": "curves"}
+    assert t("alibi.key_takeaway", "zh") in at.info[0].value
