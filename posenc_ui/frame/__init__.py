@@ -19,7 +19,8 @@ One module a job:
 :mod:`.page`              :class:`Page`, the page API (text, widgets, paste box, figures, checks, panels)
 :mod:`.widgets`           seeding widgets from the URL and the session, drawing them, writing the URL back
 :mod:`.language`          the reader's language and its switch
-:mod:`.navigation`        sidebar, home cards, next-page link, share / embed box
+:mod:`.navigation`        sidebar, home cards, next-page link, share / embed box, reset to defaults
+:mod:`.present`           presenter mode and the single-figure embed: one figure of the view, its own controls
 :mod:`.panels`            explain panel (formula, source, live checks) and export panel
 :mod:`.heap`              the once-per-process GC freeze
 ========================  ===================================================================================

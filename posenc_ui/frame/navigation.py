@@ -1,7 +1,8 @@
-r"""Getting around: the translated reading path (sidebar and home cards), the next-page link and the share box.
+r"""Getting around: the translated reading path (sidebar and home cards), the next-page link, the share box and the
+reset button.
 
 Every link carries the language and what the session last had on the page it opens (:func:`link_params`), since
-a page switch drops the query string.
+a page switch drops the query string; in presenter mode it also carries ``present=true``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import streamlit as st
 from .. import catalog
 from ..catalog import PageEntry
 from ..i18n import t
-from .widgets import remembered
+from ..state import defaults
+from ..views.base import View
+from .widgets import MEMORY, remembered, widget_key
 
 EMBED_HEIGHT = 720  # px of the <iframe> snippet
 
@@ -31,12 +34,13 @@ def streamlit_page(script: str) -> st.Page:
     return st.Page(script, default=script == catalog.HOME_SCRIPT)
 
 
-def link_params(page: PageEntry, lang: str) -> dict[str, str]:
-    r"""The query string a link to ``page`` carries: the language and what the session last had there."""
-    return {"lang": lang, **remembered(page.id)}
+def link_params(page: PageEntry, lang: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    r"""The query string a link to ``page`` carries: the language, what the session last had there, and ``extra``
+    (``present=true`` in presenter mode)."""
+    return {"lang": lang, **(extra or {}), **remembered(page.id)}
 
 
-def navigation(lang: str) -> None:
+def navigation(lang: str, extra: Mapping[str, str] | None = None) -> None:
     r"""The translated reading path in the sidebar: home, then every page by number."""
     with st.sidebar:
         st.page_link(
@@ -47,7 +51,7 @@ def navigation(lang: str) -> None:
         )
         for page in catalog.PAGES:
             label = f"{page.number}. {t(page.title_key, lang)}"
-            st.page_link(streamlit_page(page.script), label=label, query_params=link_params(page, lang))
+            st.page_link(streamlit_page(page.script), label=label, query_params=link_params(page, lang, extra))
 
 
 def reading_path(lang: str, *, columns: int = 3) -> None:
@@ -73,7 +77,7 @@ def page_card(page: PageEntry, lang: str) -> None:
                  query_params=link_params(page, lang))  # fmt: skip
 
 
-def next_link(page: PageEntry | None, lang: str) -> None:
+def next_link(page: PageEntry | None, lang: str, extra: Mapping[str, str] | None = None) -> None:
     r"""A link to the page after ``page`` in reading order (none after the last page, or on the home page)."""
     upcoming = catalog.next_page(page.id) if page is not None else None
     if upcoming is not None:
@@ -81,7 +85,7 @@ def next_link(page: PageEntry | None, lang: str) -> None:
             streamlit_page(upcoming.script),
             label=t("nav.next", lang, title=t(upcoming.title_key, lang)),
             icon=":material/arrow_forward:",
-            query_params=link_params(upcoming, lang),
+            query_params=link_params(upcoming, lang, extra),
         )
 
 
@@ -92,12 +96,37 @@ def share_link(page: PageEntry | None, params: Mapping[str, str], *, embed: bool
     return f"{base}?{urlencode(query)}"
 
 
-def share_box(page: PageEntry | None, params: Mapping[str, str], lang: str) -> None:
-    r"""The link and an ``<iframe>`` snippet for the current state, each with Streamlit's copy button."""
+def share_box(page: PageEntry | None, params: Mapping[str, str], lang: str, figures: Mapping[str, str]) -> None:
+    r"""The link (optionally in presenter mode) and an ``<iframe>`` snippet of the whole page or of one figure
+    (``figures``: name → title), each with Streamlit's copy button."""
+    key = f"share.{page.id if page else 'home'}"
     with st.expander(t("share.title", lang), icon=":material/share:"):
         st.caption(t("share.link", lang))
-        st.code(share_link(page, params), language=None, wrap_lines=True)
+        present = st.toggle(t("share.present", lang), key=f"{key}.present", help=t("share.present_help", lang))
+        st.code(share_link(page, dict(params, present="true") if present else params), language=None, wrap_lines=True)
         st.caption(t("share.embed", lang))
-        src = share_link(page, params, embed=True)
+        labels = {"": t("share.whole_page", lang), **figures}  # a plain dict's lookup (format_func lives on)
+        figure = st.selectbox(
+            t("share.figure", lang), list(labels), format_func=labels.__getitem__, key=f"{key}.figure"
+        )
+        src = share_link(page, dict(params, figure=figure) if figure else params, embed=True)
         snippet = f'<iframe src="{src}" width="100%" height="{EMBED_HEIGHT}" style="border:0" loading="lazy"></iframe>'
         st.code(snippet, language="html", wrap_lines=True)
+
+
+def reset_page(view: View, lang: str) -> None:
+    r"""Every widget of the page back to its default, and nothing of the page left in this session's memory.
+
+    A button callback: it runs before the rerun draws the widgets (Streamlit forbids changing a drawn widget's
+    value), and the rerun writes only values that differ from their defaults to the URL, so the page's go.
+    """
+    for name, value in defaults(view.params, lang).items():
+        st.session_state[widget_key(view.page_id, name)] = list(value) if isinstance(value, tuple) else value
+    st.session_state.get(MEMORY, {}).pop(view.page_id, None)
+
+
+def reset_button(view: View, lang: str) -> None:
+    r"""The sidebar's "reset to defaults" button (teaching pages with widgets only)."""
+    if view.params and view.page_id in catalog.BY_ID:
+        st.sidebar.button(t("frame.reset", lang), icon=":material/restart_alt:", key="reset", width="stretch",
+                          on_click=reset_page, args=(view, lang), help=t("frame.reset_help", lang))  # fmt: skip

@@ -16,7 +16,8 @@ from ..i18n import t
 from ..state import ChoiceParam, Param, encode_all
 from ..views.base import Check, View
 from .navigation import next_link, share_box
-from .panels import explain_panel, export_panel, render_check
+from .panels import explain_panel, export_panel, plain_title, render_check
+from .present import resized
 from .refusals import refusal_text
 from .widgets import draw_text_box, draw_widget, option_label, remember, widget_key, write_url
 
@@ -43,6 +44,8 @@ class Page:
         self._shown: list[Check] = []
         self._drawn: dict[str, go.Figure] = {}  # name → figure drawn this rerun (the export panel offers them)
         self._values: dict[str, Any] | None = None  # see values
+        self.single: str | None = None  # the one figure the frame drew (presenter mode, single-figure embed)
+        self.url_extra: dict[str, str] = {}  # what the URL keeps besides the values: present=true, figure=<name>
         # Only this page's fallbacks are ever shown: drop other pages' (~1 MB a page per session at scale).
         kept = {key: fig for key, fig in st.session_state.get(LAST_GOOD, {}).items() if key[0] == view.page_id}
         st.session_state[LAST_GOOD] = kept
@@ -127,11 +130,12 @@ class Page:
 
     # --- figures and checks ---------------------------------------------------------------------------------
 
-    def figure(self, name: str) -> None:
+    def figure(self, name: str, *, height: int | None = None, font: int | None = None) -> None:
         r"""Draw figure ``name`` (the download panel offers it); a :class:`PosEncError` shows its message instead.
 
         The refusal names the argument, the value and the allowed range, in the reader's language
-        (:func:`~.refusals.refusal_text`), above the last figure that could be drawn.
+        (:func:`~.refusals.refusal_text`), above the last figure that could be drawn. ``height`` (px) draws a copy
+        that tall, ``font`` (px) its default font size (presenter mode, single-figure embed).
         """
         last_good: dict[tuple[str, str], go.Figure] = st.session_state.setdefault(LAST_GOOD, {})
         try:
@@ -147,7 +151,8 @@ class Page:
         config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"filename": self._file_stem(name), "scale": 2}}
         if self.touch:  # a touch screen shows plotly's toolbar always, over the title; the download panel remains
             config["displayModeBar"] = False
-        st.plotly_chart(fig, theme=None, config=config, key=f"fig.{self.view.page_id}.{name}")
+        shown = fig if height is None else resized(fig, height, font)
+        st.plotly_chart(shown, theme=None, config=config, key=f"fig.{self.view.page_id}.{name}")
 
     def figures(self, *names: str) -> None:
         r"""Several figures side by side on a wide screen, one under the other on a phone."""
@@ -199,9 +204,10 @@ class Page:
         changed = [p for p in self.view.params if values[p.name] != p.clamp(p.default_in(self.lang), values)]
         encoded = encode_all(changed, values)
         remember(self.view.page_id, encoded)
-        write_url({"lang": self.lang, **encoded})
-        if self.embedded:
+        write_url({"lang": self.lang, **self.url_extra, **encoded})
+        if self.embedded or self.single is not None:
             return
         export_panel(self.view, values, self._drawn, self.lang, self._file_stem)
-        share_box(self.entry, {"lang": self.lang, **encoded}, self.lang)
+        titles = {name: plain_title(self._drawn[name]) if name in self._drawn else name for name in self.view.figures}
+        share_box(self.entry, {"lang": self.lang, **encoded}, self.lang, titles)
         next_link(self.entry, self.lang)

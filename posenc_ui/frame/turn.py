@@ -1,5 +1,9 @@
-r"""The page's turn: open it (page config, language, URL → widgets, header, navigation, notices), let the page
-script draw, then finish it (values → URL, export and share boxes, next page)."""
+r"""The page's turn: open it (page config, language, URL → widgets, header, key takeaway, navigation, notices), let
+the page script draw, then finish it (values → URL, export and share boxes, next page).
+
+In presenter mode and in a single-figure embed the frame draws the one figure itself and the page script's block
+never runs (:mod:`.present`).
+"""
 
 from __future__ import annotations
 
@@ -17,8 +21,9 @@ from ..turns import TURNS
 from ..views.base import View
 from .heap import freeze_heap
 from .language import language_switch, resolve_lang
-from .navigation import navigation
+from .navigation import navigation, next_link, reset_button
 from .page import Page
+from .present import PRESENT, asked_figure, embed_figure, present, presenting, unknown_figure_notice
 from .widgets import notice, seed
 
 # A data: URL is passed through as is; a file path is read, re-encoded and registered again on every rerun.
@@ -30,35 +35,76 @@ def start(view: View) -> Iterator[Page]:
     r"""The page's turn: open it (:func:`open_page`), let the block draw it, then :meth:`Page.finish` it.
 
     An exception in the block (Streamlit stopping a run for a newer one included) skips the finish, never the
-    release of the turn.
+    release of the turn. When the frame drew the page's one figure itself (presenter mode, single-figure embed), the
+    values are written to the URL and the run stops before the block: the page's text and panels are not drawn.
     """
     with TURNS:
         page = open_page(view)
+        if page.single is not None:
+            page.finish()
+            st.stop()
         yield page
         page.finish()
 
 
 def open_page(view: View) -> Page:
-    r"""Configure the page, resolve the language, seed the widgets from the URL, draw header and navigation."""
+    r"""Configure the page, resolve the language, seed the widgets from the URL, draw header and navigation.
+
+    In presenter mode or a single-figure embed, also draw that figure (``page.single`` names it).
+    """
     freeze_heap()
     embedded = bool(st.context.is_embedded)
     lang = resolve_lang()
     entry = catalog.BY_ID.get(view.page_id)
     title = t(entry.title_key if entry else "home.title", lang)
-    st.set_page_config(page_title=f"{title} · posenc", page_icon=FAVICON, layout="wide")
+    presenter = entry is not None and not embedded and bool(view.figures) and presenting()
+    sidebar = "collapsed" if presenter else "auto"
+    st.set_page_config(page_title=f"{title} · posenc", page_icon=FAVICON, layout="wide", initial_sidebar_state=sidebar)
     problems = seed(view, lang)
     asked = st.query_params.get("lang")
     if asked is not None and asked not in LANGS:  # shown once: the URL is rewritten with the language used
         problems.insert(0, Problem("lang", asked, "invalid", lang))
+    single, unknown = asked_figure(view, embedded)
     page = Page(view, lang, embedded)
-    if not embedded:
-        header(title, lang)
-        navigation(lang)
+    if presenter:
+        page.url_extra = {PRESENT: "true"}
+    elif embedded:
+        if single is None:
+            st.subheader(title, anchor=False)
     else:
-        st.subheader(title, anchor=False)
+        header(title, lang)
+        takeaway(page)
+    if not embedded:
+        navigation(lang, page.url_extra)
+        reset_button(view, lang)
+    if presenter:  # the title row has no room for it: the language switch waits in the collapsed sidebar
+        with st.sidebar:
+            language_switch(lang)
     for problem in problems:
         st.warning(notice(problem, lang), icon=":material/link_off:")
+    if unknown is not None:
+        st.warning(unknown_figure_notice(unknown, list(view.figures), lang), icon=":material/link_off:")
+    draw_single(page, title, presenter, single)
     return page
+
+
+def draw_single(page: Page, title: str, presenter: bool, single: str | None) -> None:
+    r"""Presenter mode or a single-figure embed: the frame draws the one figure (and remembers which, for the URL)."""
+    if presenter:
+        page.single = present(page, title, lambda: takeaway(page))
+        page.url_extra = {PRESENT: "true", "figure": page.single}
+        if page.single == list(page.view.figures)[-1]:
+            next_link(page.entry, page.lang, {PRESENT: "true"})  # the lecture goes on, still in presenter mode
+    elif single is not None:
+        embed_figure(page, single)
+        page.single = single
+        page.url_extra = {"figure": single}
+
+
+def takeaway(page: Page) -> None:
+    r"""The page's key takeaway (two lines at most), under the title; none on the home page."""
+    if page.entry is not None:
+        st.info(f"**{page.t('frame.takeaway')}** {page.t(f'{page.view.page_id}.key_takeaway')}", icon=":material/key:")
 
 
 def header(title: str, lang: str) -> None:

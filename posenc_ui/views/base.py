@@ -49,6 +49,18 @@ def uses(*names: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
     return decorate
 
 
+def reads(*names: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    r"""Record the parameters a recipe reads (``recipe.uses``, as :func:`uses` does) without caching it: for recipes
+    whose result can change for the same values (the lab's, once a live run finishes). Presenter mode and the
+    single-figure embed show a figure with exactly these controls."""
+
+    def decorate(fn: Callable[..., R]) -> Callable[..., R]:
+        fn.uses = names  # type: ignore[attr-defined]
+        return fn
+
+    return decorate
+
+
 class PageRefusal(PosEncError):
     r"""A page's own refusal (a preset without the numbers a method needs), said in the page's words: ``key`` + fmt.
 

@@ -39,7 +39,7 @@ from ..figures import lab as figs
 from ..lab_queue import LabQueue, cache_dir, config_key
 from ..memo import RESULTS, memo
 from ..state import ChoiceParam, IntParam
-from .base import Check, Explain, Values, View
+from .base import Check, Explain, Values, View, reads
 
 LAB_DIR = ROOT / "assets" / "lab"
 #: The committed runs: (task, lag) → file. Each is ``--preset cpu --seeds 3``; its command is stored inside.
@@ -147,6 +147,9 @@ def _optimum(results: Mapping[str, Any], metric: str) -> np.ndarray | None:
     return np.asarray(optimum) if metric == "loss" else np.ones(len(optimum))  # a determined token: accuracy 1
 
 
+# What the lab's figures show is chosen by these; a live run's own settings (set, train_length, steps, seed) are the
+# page's, kept in the link, and not offered again beside a single figure.
+@reads("task", "source", "metric", "lag")
 def by_position_figure(values: Values, lang: str) -> go.Figure:
     results = shown_results(values)
     metric = values["metric"]
@@ -156,6 +159,7 @@ def by_position_figure(values: Values, lang: str) -> go.Figure:
     )  # fmt: skip
 
 
+@reads("task", "source", "metric", "lag")
 def extension_figure(values: Values, lang: str) -> go.Figure:
     results = shown_results(values)
     metric = values["metric"]
@@ -174,6 +178,7 @@ def extension_figure(values: Values, lang: str) -> go.Figure:
     )  # fmt: skip
 
 
+@reads("task", "source", "lag")
 def training_figure(values: Values, lang: str) -> go.Figure:
     results = shown_results(values)
     curves = {name: np.asarray(run["train_loss_seeds"]) for name, run in results["runs"].items()}

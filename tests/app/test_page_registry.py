@@ -67,8 +67,9 @@ def test_the_preview_is_a_figure_of_the_view_and_its_image_exists(page) -> None:
 
 
 def keys_needed(page) -> set[str]:
-    r"""Every key the page asks for: title, promise, widget and option labels, checks, its script's text calls."""
-    keys = {page.title_key, page.promise_key}
+    r"""Every key the page asks for: title, promise, key takeaway, widget and option labels, checks, its script's
+    text calls."""
+    keys = {page.title_key, page.promise_key, f"{page.id}.key_takeaway"}
     for param in page.view.params:
         keys.add(f"{page.id}.{param.name}")
         if isinstance(param, ChoiceParam) and isinstance(param.options[0], str):

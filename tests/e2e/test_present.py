@@ -1,0 +1,74 @@
+r"""Lecturer features in real Chromium: presenter mode on a 1280×720 projector, the single-figure embed in an iframe."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from conftest import SCREENSHOTS, goto, wait_rendered
+from playwright.sync_api import Page, expect
+
+from posenc_ui import catalog
+
+pytestmark = pytest.mark.e2e
+
+PROJECTOR = {"width": 1280, "height": 720}
+#: Where the first chart sits in the window: every side of it must be on screen without scrolling.
+CHART_BOX = """() => { const r = document.querySelector('[data-testid=stPlotlyChart]').getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height,
+            innerHeight: window.innerHeight, innerWidth: window.innerWidth}; }"""
+
+
+def figure_param(page: Page) -> str:
+    return parse_qs(urlparse(page.url).query)["figure"][0]
+
+
+def assert_on_screen(box: dict) -> None:
+    assert box["top"] >= 0 and box["left"] >= 0, box
+    assert box["bottom"] <= box["innerHeight"] and box["right"] <= box["innerWidth"], box
+    assert box["height"] >= 300, box  # large, not a thumbnail
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("path", ["RoPE", "ALiBi", "Sinusoidal"])
+def test_presenter_fits_a_projector_and_steps(page: Page, app_url: str, console_errors, path: str, lang: str) -> None:
+    page_id = next(p.id for p in catalog.PAGES if p.url_path == path)
+    names = list(catalog.BY_ID[page_id].view.figures)
+    page.set_viewport_size(PROJECTOR)
+    goto(page, f"{app_url}/{path}?lang={lang}&present=true", charts=1)
+    page.wait_for_timeout(500)  # plotly's first layout pass
+    assert page.locator("[data-testid=stPlotlyChart]").count() == 1
+    assert_on_screen(page.evaluate(CHART_BOX))
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"present-{page_id}-{lang}-1280x720.png"))
+    page.locator(".st-key-present_next button").first.click()
+    expect(page.locator(".st-key-present_count")).to_have_text(f"2 / {len(names)}", timeout=15_000)
+    page.wait_for_function(f"() => location.search.includes('figure={names[1]}')")
+    wait_rendered(page, charts=1)
+    assert page.locator("[data-testid=stPlotlyChart]").count() == 1
+    assert_on_screen(page.evaluate(CHART_BOX))
+    if path == "RoPE":  # the keyboard: → and ← press the same buttons
+        page.locator("h1").first.click()
+        page.keyboard.press("ArrowRight")
+        expect(page.locator(".st-key-present_count")).to_have_text(f"3 / {len(names)}", timeout=15_000)
+        page.keyboard.press("ArrowLeft")
+        expect(page.locator(".st-key-present_count")).to_have_text(f"2 / {len(names)}", timeout=15_000)
+        assert figure_param(page) == names[1]
+        page.screenshot(path=str(SCREENSHOTS / f"present-{page_id}-{lang}-step2-1280x720.png"))
+    assert not console_errors
+
+
+@pytest.mark.parametrize(("path", "figure"), [("ALiBi", "bias"), ("RoPE", "clocks"), ("Context_extension", "pasted")])
+def test_single_figure_embed_fits_a_720px_iframe(page: Page, app_url: str, path: str, figure: str) -> None:
+    page.set_viewport_size({"width": 1100, "height": 800})
+    src = f"{app_url}/{path}?lang=en&embed=true&figure={figure}"
+    page.set_content(f'<iframe src="{src}" width="1000" height="720" style="border:0"></iframe>')
+    frame = page.frame_locator("iframe")
+    expect(frame.locator("[data-testid=stPlotlyChart] .main-svg").first).to_be_visible(timeout=30_000)
+    inner = next(f for f in page.frames if f.url.startswith(app_url))
+    inner.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=30_000)
+    page.wait_for_timeout(500)
+    assert inner.locator("[data-testid=stPlotlyChart]").count() == 1
+    assert inner.locator("h1, h2, h3, [data-testid=stMarkdown]").count() == 0  # nothing but controls and the chart
+    assert_on_screen(inner.evaluate(CHART_BOX))
+    page.screenshot(path=str(SCREENSHOTS / f"embed-{path}-{figure}-720.png"))
