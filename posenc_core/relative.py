@@ -239,13 +239,7 @@ def shaw_attention(
     k = as_int("max_relative", max_relative, lo=0, hi=MAX_ELEMENTS)
     method = as_choice("method", method, SHAW_METHODS)
     a_k, a_v = as_array("key_offsets", key_offsets, ndim=2), as_array("value_offsets", value_offsets, ndim=2)
-    d_k, d_v = w_q.shape[1], w_v.shape[1]
-    if w_q.shape[0] != x.shape[1] or w_k.shape != w_q.shape or w_v.shape[0] != x.shape[1]:
-        raise PosEncError(f"w_q, w_k must be (d, d_k) and w_v (d, d_v) with d = {x.shape[1]}, "
-                          f"got {w_q.shape}, {w_k.shape}, {w_v.shape}")  # fmt: skip
-    if a_k.shape != (2 * k + 1, d_k) or a_v.shape != (2 * k + 1, d_v):
-        raise PosEncError(f"key_offsets must be ({2 * k + 1}, {d_k}) and value_offsets ({2 * k + 1}, {d_v}), "
-                          f"got {a_k.shape} and {a_v.shape}")  # fmt: skip
+    d_k, d_v = _check_shaw_shapes(x, w_q, w_k, w_v, a_k, a_v, k)
     length = x.shape[0]
     index = shaw_relative_index(length, length, max_relative=k)  # (L, L): clip(j − i) + k
     check_elements("shaw_attention", (length, length, max(d_k, d_v)))
@@ -262,6 +256,18 @@ def shaw_attention(
     np.add.at(per_offset, (np.arange(length)[:, None], index), weights)  # Σ_j α_ij over the j of each offset
     value_term = per_offset @ a_v
     return _shaw_result(weights @ values + value_term, weights, value_term)
+
+
+def _check_shaw_shapes(x, w_q, w_k, w_v, a_k, a_v, k: int) -> tuple[int, int]:
+    r"""(d_k, d_v) once the projections and the 2k + 1 offset vectors fit x; else a :class:`PosEncError`."""
+    d_k, d_v = w_q.shape[1], w_v.shape[1]
+    if w_q.shape[0] != x.shape[1] or w_k.shape != w_q.shape or w_v.shape[0] != x.shape[1]:
+        raise PosEncError(f"w_q, w_k must be (d, d_k) and w_v (d, d_v) with d = {x.shape[1]}, "
+                          f"got {w_q.shape}, {w_k.shape}, {w_v.shape}")  # fmt: skip
+    if a_k.shape != (2 * k + 1, d_k) or a_v.shape != (2 * k + 1, d_v):
+        raise PosEncError(f"key_offsets must be ({2 * k + 1}, {d_k}) and value_offsets ({2 * k + 1}, {d_v}), "
+                          f"got {a_k.shape} and {a_v.shape}")  # fmt: skip
+    return d_k, d_v
 
 
 def _shaw_result(output: np.ndarray, weights: np.ndarray, value_term: np.ndarray) -> ShawAttention:
