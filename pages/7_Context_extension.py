@@ -27,6 +27,8 @@ with start(VIEW) as page:
     page.text("ramp")
     page.figure("ramp")
     page.text("by_parts")
+    page.text("errata_yarn")
+    page.check("errata_cycle")
 
     page.heading("h_temperature")
     page.text("temperature")

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from posenc_core import COMPARED, position_score_matrix, toeplitz_residual
+from posenc_core import COMPARED, numerical_rank, position_score_matrix, toeplitz_residual
 from posenc_core.lab_task import (
     EXCESS_TOLERANCE,
     LEARNED_TOLERANCE,
@@ -383,7 +383,7 @@ VIEW = View(
             r"b \in \{[L, 2L),\ [2L, 4L),\ \dots\}",
             r"\checkmark \iff \max_{s}\, e_{s,b} \le \tau \ \ \forall\, b \ge L",
         ),
-        sources=(position_score_matrix, toeplitz_residual, band_table, verdict_measures, verdict),
+        sources=(position_score_matrix, toeplitz_residual, numerical_rank, band_table, verdict_measures, verdict),
         paper="Vaswani et al. 2017, arXiv:1706.03762; Shaw et al. 2018, arXiv:1803.02155; Raffel et al. 2020 (T5), "
         "arXiv:1910.10683; Su et al. 2021 (RoPE), arXiv:2104.09864; Press et al. 2021 (ALiBi), arXiv:2108.12409",
         checks=("relative", "absolute", "linear", "task_dependence", "alibi_local", "retrieval", "relative_not_enough"),

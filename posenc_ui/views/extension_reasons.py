@@ -25,6 +25,7 @@ from posenc_core import (
     rope_frequencies_from_config,
     rope_inv_freq,
     rope_scores,
+    rotations_in_context,
     unseen_angles,
 )
 
@@ -73,6 +74,28 @@ def divisors_figure(v: Values, lang: str) -> go.Figure:
     model = load_presets()[v["model"]].name
     title = t("extension.fig_divisors", lang, model=model, factor=v["factor"])
     return figs.divisors(curves, factor=v["factor"], title=title, lang=lang)
+
+
+@memo
+def _slowest_turns(model: str, factor: int, beta_fast: int, beta_slow: int) -> tuple[float, float, int]:
+    r"""Turns of the slowest pair within L as trained, and within s·L under YaRN at s; and L."""
+    config = load_presets()[model].config()
+    length, plain = training_length(config), without_scaling(config)
+    scaling = ROPE_REGISTRY["yarn"].scaling(
+        factor=factor, original_max_position_embeddings=length, beta_fast=beta_fast, beta_slow=beta_slow
+    )
+    before = rope_frequencies_from_config(plain).inv_freq
+    after = rope_frequencies_from_config(plain | {"rope_scaling": scaling}).inv_freq
+    trained = rotations_in_context(before, length)[-1]
+    return float(trained), float(rotations_in_context(after, factor * length)[-1]), int(length)
+
+
+@uses("model", "factor", "beta_fast", "beta_slow")
+def check_errata_cycle(v: Values) -> Check:
+    r"""YaRN's slowest pair turns as far within s·L as it did within L (less than one turn): no full cycle."""
+    trained, stretched, length = _slowest_turns(v["model"], v["factor"], v["beta_fast"], v["beta_slow"])
+    fmt = {"trained": f"{trained:.3f}", "stretched": f"{stretched:.3f}", "s": v["factor"], "length": length}
+    return Check("extension.check_errata_cycle", abs(stretched - trained), tolerance=1e-9, fmt=fmt)
 
 
 @uses("model", "factor")
@@ -185,6 +208,7 @@ CHECKS = {
     "uniform": check_uniform,
     "rerope_angles": check_rerope_angles,
     "rerope_passes": check_rerope_passes,
+    "errata_cycle": check_errata_cycle,
 }
 #: What the explain panel adds: formulas, the core functions computing them, the sources, the checks it lists.
 LATEX = (

@@ -13,8 +13,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from posenc_core import (
+    linear_shift_residual,
     pair_shift_gap,
     pair_shift_matrix,
+    residual_stream_probe,
     sinusoidal,
     sinusoidal_inv_freq,
     sinusoidal_shift_matrix,
@@ -190,7 +192,15 @@ VIEW = View(
             r"M_k^{(i)} = \begin{pmatrix}\cos k\omega_i & \sin k\omega_i\\"
             r"-\sin k\omega_i & \cos k\omega_i\end{pmatrix}",
         ),
-        sources=(sinusoidal, sinusoidal_inv_freq, sinusoidal_shift_matrix),
+        sources=(
+            sinusoidal,
+            sinusoidal_inv_freq,
+            sinusoidal_shift_matrix,
+            sinusoidal_slow_pairs,
+            pair_shift_matrix,
+            linear_shift_residual,
+            residual_stream_probe,
+        ),
         paper="Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762, §3.5",
         checks=("shift", "exponent", "stripes", "sin_and_cos", "depth"),
     ),
