@@ -202,7 +202,7 @@ class ShawAttention(NamedTuple):
     output: np.ndarray  # (L, d_v): z_i
     weights: np.ndarray  # (L, L): α_ij
     value_term: np.ndarray  # (L, d_v): Σ_j α_ij a^V_ij, the value side's share of z_i
-    value_share: float  # max |value_term| / max |output|
+    value_share: float  # ‖value_term‖ / (‖value_term‖ + ‖output − value_term‖), Frobenius: the value side's part
 
 
 #: "split": the paper's efficient form, two matrix products per term (§3.3); "pairwise": eqs. (3)–(5) pair by pair.
@@ -271,5 +271,5 @@ def _check_shaw_shapes(x, w_q, w_k, w_v, a_k, a_v, k: int) -> tuple[int, int]:
 
 
 def _shaw_result(output: np.ndarray, weights: np.ndarray, value_term: np.ndarray) -> ShawAttention:
-    peak = float(np.max(np.abs(output)))
-    return ShawAttention(output, weights, value_term, float(np.max(np.abs(value_term))) / peak if peak else 0.0)
+    offsets, content = float(np.linalg.norm(value_term)), float(np.linalg.norm(output - value_term))
+    return ShawAttention(output, weights, value_term, offsets / (offsets + content) if offsets + content else 0.0)

@@ -44,3 +44,13 @@ def test_without_offsets_shaw_attention_is_plain_attention() -> None:
     shaw = pc.shaw_attention(x, w_q, w_k, w_v, zeros, zeros, max_relative=2)
     plain, _ = pc.attention(x @ w_q, x @ w_k, x @ w_v)
     assert np.allclose(shaw.output, plain, atol=1e-13) and shaw.value_share == 0.0
+
+
+def test_the_value_share_is_the_value_terms_part_of_the_two() -> None:
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((8, 4))
+    w = rng.standard_normal((3, 4, 4))
+    a_k, a_v = rng.standard_normal((2, 5, 4))
+    got = pc.shaw_attention(x, *w, a_k, a_v, max_relative=2)
+    offsets, content = np.linalg.norm(got.value_term), np.linalg.norm(got.output - got.value_term)
+    assert got.value_share == pytest.approx(offsets / (offsets + content)) and 0 < got.value_share < 1
