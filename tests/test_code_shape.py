@@ -135,3 +135,10 @@ def test_streamlit_theme_uses_the_primary_colour_of_the_figures() -> None:
 )  # fmt: skip
 def test_translucent_colours_are_the_css_plotly_reads(colour: str, alpha: float, css: str) -> None:
     assert style.translucent(colour, alpha) == css
+
+
+def test_test_modules_have_unique_names() -> None:
+    r"""The test folders are not packages, so pytest imports each file by its bare name: two files with one name (say
+    ``app/test_present.py`` and ``e2e/test_present.py``) stop the whole run at collection."""
+    names = [path.name for path in (ROOT / "tests").rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
