@@ -7,9 +7,9 @@ with start(VIEW) as page:
     page.text("intro")
 
     page.heading("h_shaw")
-    page.text("shaw")
     page.controls("key_length", "query_length", "max_relative")
     page.figure("shaw_index")
+    page.text("shaw")
     page.text("shaw_read")
 
     page.heading("h_bias")

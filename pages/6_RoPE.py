@@ -8,10 +8,10 @@ with start(VIEW) as page:
     page.controls("dim", "base")
 
     page.heading("h_clocks")
-    page.text("clocks")
     page.controls("pairs")
     page.controls("m", "n", "seed")
     page.figure("clocks")
+    page.text("clocks")
     page.text("complex")
 
     page.heading("h_relative")

@@ -7,12 +7,12 @@ with start(VIEW) as page:
     page.text("intro")
 
     page.heading("h_master")
-    page.text("master")
     page.controls("model")
     page.controls("method")
     page.controls("factor", "stretch")
-    page.text("readout", **readouts(page.values))
     page.figure("wavelengths")
+    page.text("readout", **readouts(page.values))
+    page.text("master")
 
     page.heading("h_regimes")
     page.text("regimes")
