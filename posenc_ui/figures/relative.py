@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import BLUE, DIVERGING, GREY, ORANGE, SEQUENTIAL, VERMILION, WHITE, axis, figure, translucent
+from .style import BLUE, DIVERGING, GREY, ORANGE, SEQUENTIAL, VERMILION, WHITE, axis, figure, legend_below, translucent
 
 #: Cells are labelled with their value up to this many a side.
 MAX_LABELLED = 20
@@ -155,5 +155,5 @@ def diagonal_spreads(offsets: np.ndarray, additive: np.ndarray, relative: np.nda
         x=t("relative.axis_nm", lang),
         y=t("relative.axis_spread", lang),
         height=420,
-        legend={"orientation": "h", "y": -0.2, "yanchor": "top", "x": 0, "xanchor": "left"},
+        legend=legend_below(),
     )

@@ -81,15 +81,30 @@ TEMPLATE = go.layout.Template(
     layout={
         "font": {"family": FONT, "size": 13, "color": INK},
         # From the figure's left edge, not the plot's: a phone has no 56 px to spare before a title.
-        "title": {"font": {"size": TITLE_SIZE}, "x": 0.0, "xref": "container", "xanchor": "left", "pad": {"l": 4},
-                  "y": 0.97, "yanchor": "top"},
+        "title": {
+            "font": {"size": TITLE_SIZE},
+            "x": 0.0,
+            "xref": "container",
+            "xanchor": "left",
+            "pad": {"l": 4},
+            "y": 0.97,
+            "yanchor": "top",
+        },
         "paper_bgcolor": "white",
         "plot_bgcolor": "white",
         "colorway": list(PALETTE),
         "margin": {"l": 56, "r": 16, "t": TOP_MARGIN, "b": 48},
         "xaxis": {"gridcolor": GRID, "zerolinecolor": ZERO_LINE, "automargin": True},
         "yaxis": {"gridcolor": GRID, "zerolinecolor": ZERO_LINE, "automargin": True},
-        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
+        "legend": {
+            "orientation": "h",
+            "xref": "container",
+            "x": 0.0,
+            "xanchor": "left",
+            "yref": "container",
+            "y": 0.0,
+            "yanchor": "bottom",
+        },
         "hoverlabel": {"font": {"family": FONT}},
     }
 )
@@ -99,9 +114,15 @@ TEMPLATE = go.layout.Template(
 HIDDEN_AXIS = {"visible": False, "showgrid": False, "zeroline": False}
 
 
-def legend_below(y: float = -0.3) -> dict:
-    r"""A horizontal legend under the axis title (at the top it would collide with the title on a phone)."""
-    return {"orientation": "h", "y": y, "yanchor": "top", "x": 0, "xanchor": "left"}
+def legend_below() -> dict:
+    r"""A horizontal legend at the foot of the figure, under the axis title (the template's default too).
+
+    Placed in the figure's own (container) coordinates, so plotly grows the bottom margin by as many rows as the
+    legend wraps into on a narrow screen; a legend at the top would sit on the title, and one a fixed fraction of
+    the plot below it would sit on the axis title once a phone shrinks the plot.
+    """
+    return {"orientation": "h", "xref": "container", "x": 0.0, "xanchor": "left", "yref": "container", "y": 0.0,
+            "yanchor": "bottom"}  # fmt: skip
 
 
 def _wide(text: str) -> bool:
