@@ -34,3 +34,4 @@ with start(VIEW) as page:
     page.figures("interleaved", "concat")
 
     page.explain()
+    page.text("sources")

@@ -49,3 +49,4 @@ with start(VIEW) as page:
     page.check("toy")
 
     page.explain()
+    page.text("sources")

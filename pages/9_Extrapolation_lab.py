@@ -37,3 +37,4 @@ with start(VIEW) as page:
     lab_runner.live_panel(page)
 
     page.explain()
+    page.text("sources")

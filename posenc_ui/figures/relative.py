@@ -84,7 +84,7 @@ def t5_buckets(
     ±max_distance (everything beyond shares the last bucket)."""
     traces = [
         {"type": "scatter", "x": relative, "y": buckets, "mode": "lines", "line": {"shape": "hv", "color": colour},
-         "name": t(f"relative.direction.{mode}", lang), "hovertemplate": "r = %{x}: bucket %{y}<extra></extra>"}
+         "name": t(f"relative.direction.{mode}", lang), "hovertemplate": f"r = %{{x}}: {t('relative.axis_bucket', lang)} %{{y}}<extra></extra>"}
         for mode, buckets, colour in (("bidirectional", bidirectional, BLUE), ("causal", causal, ORANGE))
     ]  # fmt: skip
     marks = [
@@ -122,9 +122,10 @@ def t5_buckets(
 
 def bucket_matrix(buckets: np.ndarray, positions: np.ndarray, *, mode: str, lang: str) -> go.Figure:
     r"""T5's (L, L) bucket matrix (sampled at screen resolution): wide bands far from the diagonal are the log part."""
-    hover = f"{axis('query', lang)} %{{y}}<br>{axis('key', lang)} %{{x}}<br>bucket %{{z}}"
+    bucket = t("relative.axis_bucket", lang)
+    hover = f"{axis('query', lang)} %{{y}}<br>{axis('key', lang)} %{{x}}<br>{bucket} %{{z}}"
     trace = heatmap_trace(buckets, x=positions, y=positions, colorscale=SEQUENTIAL, hover=hover,
-                          colorbar_title="bucket")  # fmt: skip
+                          colorbar_title=bucket)  # fmt: skip
     title = t("relative.fig_t5_matrix", lang, mode=t(f"relative.direction.{mode}", lang), length=len(positions))
     return figure([trace], **_matrix_layout(title, lang, height=460))
 
