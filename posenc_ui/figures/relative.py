@@ -82,9 +82,10 @@ def t5_buckets(
 ) -> go.Figure:
     r"""Bucket against relative position r = j − i, both modes; dotted where exact turns logarithmic, dashed at
     ±max_distance (everything beyond shares the last bucket)."""
+    hover = f"r = %{{x}}: {t('relative.axis_bucket', lang)} %{{y}}<extra></extra>"
     traces = [
         {"type": "scatter", "x": relative, "y": buckets, "mode": "lines", "line": {"shape": "hv", "color": colour},
-         "name": t(f"relative.direction.{mode}", lang), "hovertemplate": f"r = %{{x}}: {t('relative.axis_bucket', lang)} %{{y}}<extra></extra>"}
+         "name": t(f"relative.direction.{mode}", lang), "hovertemplate": hover}
         for mode, buckets, colour in (("bidirectional", bidirectional, BLUE), ("causal", causal, ORANGE))
     ]  # fmt: skip
     marks = [
