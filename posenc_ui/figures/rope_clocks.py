@@ -24,6 +24,9 @@ CLOCK_COLUMNS = 2  # two a row: about 130 px a clock on a phone, 190 px on a lap
 #: Distance between clock centres, in clock radii: across, and down (rows leave room for three lines of label).
 CLOCK_SPACING, ROW_SPACING = 2.7, 3.4
 ROW_HEIGHT = 320  # px a row of clocks
+#: Over the clocks (the buttons and slider take the foot of the figure), in paper units, not the template's.
+CLOCK_LEGEND = {"orientation": "h", "xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom", "x": 0,
+                "xanchor": "left"}  # fmt: skip
 #: Milliseconds per animation frame.
 FRAME_MS = 160
 #: Points on a drawn circle (61: a closed ring of 60 segments).
@@ -170,7 +173,7 @@ def clocks(
         "annotations": _clock_labels(centres, pairs, inv_freq, lang=lang),
         "updatemenus": [buttons],
         "sliders": [slider],
-        "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "xanchor": "left"},
+        "legend": CLOCK_LEGEND,
         "margin": {"l": 8, "r": 8, "t": 80, "b": 104},
     }
     data = [_faces(centres), _start_hands(centres, q_start / radius, k_start / radius, lang=lang), *hands]

@@ -74,8 +74,10 @@ TOP_MARGIN = 48  # px, the template's
 _WIDE = "\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"  # CJK, full-width forms and punctuation
 _WORD = rf"[^\s<{_WIDE}]+"
 #: A tag, a run of spaces, one wide character, or a word; "base = 10000" counts as one word (never split at "=").
-_TOKEN = re.compile(rf"<[^>]*>|{_WORD}(?: ?[=≈] ?{_WORD})+|\s+|[{_WIDE}]|{_WORD}")
+_TOKEN = re.compile(rf"<[^>]*>|{_WORD}(?: ?[=≈−+×] ?{_WORD})+|\s+|[{_WIDE}]|{_WORD}")
 _NO_BREAK_BEFORE = set("，。、；：！？）」』》〉,.;:!?)")
+_NO_BREAK_AFTER = set("（「『《〈(")
+LEGEND_UNITS = TITLE_UNITS - 6  # a legend entry's line: the width less its symbol
 
 TEMPLATE = go.layout.Template(
     layout={
@@ -138,7 +140,8 @@ def _units(token: str) -> int:
 def wrap_title(title: str, units: int = TITLE_UNITS) -> str:
     r"""``title`` with ``<br>`` breaks so that no line is wider than ``units`` (see :data:`TITLE_UNITS`).
 
-    Breaks fall at spaces, or between two Chinese characters (never before closing punctuation); a line break the
+    Breaks fall at spaces, or between two Chinese characters (never before closing punctuation, never after an
+    opening one); "name = value" and "a − b" are never split; a line break the
     title already has is kept. Tags (``<sub>``) take no room and are never split.
     """
     lines: list[str] = []
@@ -152,8 +155,9 @@ def wrap_title(title: str, units: int = TITLE_UNITS) -> str:
                 continue
             breakable = width and token[0] not in _NO_BREAK_BEFORE
             if breakable and width + size > units and (line.endswith(" ") or _wide(token) or _wide(line[-1])):
-                lines.append(line.rstrip())
-                line, width = "", 0
+                carry = line[-1] if line[-1] in _NO_BREAK_AFTER else ""  # "（" goes down with what it opens
+                lines.append(line[: len(line) - len(carry)].rstrip())
+                line, width = carry, _units(carry)
             line, width = line + token, width + size
         lines.append(line.rstrip())
     return "<br>".join(lines)
@@ -215,6 +219,9 @@ def figure(
         if text is not None:
             layout[name] = {"title": {"text": text}, **layout.get(name, {})}  # type: ignore[dict-item]
     title = wrap_title(title)
+    for trace in data:  # a legend entry never wraps by itself: on a phone a long one ran off the right edge
+        if isinstance(trace.get("name"), str) and trace.get("showlegend", True):
+            trace["name"] = wrap_title(trace["name"], LEGEND_UNITS)
     extra = TITLE_LINE * title.count("<br>")  # room for the wrapped lines, above whatever the figure asked for
     if extra:
         margin = dict(layout.get("margin", {}))  # type: ignore[call-overload]
