@@ -9,8 +9,8 @@ with start(VIEW) as page:
 
     page.heading("h_clocks")
     page.controls("pairs")
-    page.controls("m", "n", "seed")
     page.figure("clocks")
+    page.controls("m", "n", "seed")  # under the clocks: on a phone they would push the first figure off the screen
     page.text("clocks")
     page.text("complex")
 

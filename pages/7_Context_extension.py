@@ -9,8 +9,8 @@ with start(VIEW) as page:
     page.heading("h_master")
     page.controls("model")
     page.controls("method")
-    page.controls("factor", "stretch")
     page.figure("wavelengths")
+    page.controls("factor", "stretch")  # under the figure: on a phone, above it, they pushed it off the first screen
     page.text("readout", **readouts(page.values))
     page.text("master")
 

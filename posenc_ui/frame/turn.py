@@ -28,7 +28,7 @@ NARROW_CSS = """<style>
 [data-testid="stMarkdownContainer"] table { display: block; overflow-x: auto; max-width: 100%; }
 [data-testid="stMarkdownContainer"] th, [data-testid="stMarkdownContainer"] td { min-width: 4.5em; }
 @media (max-width: 640px) {
-  [data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 0.75rem; padding-right: 0.75rem; }
+  [data-testid="stMainBlockContainer"] { padding-top: 4rem; padding-left: 0.75rem; padding-right: 0.75rem; }
   [data-testid="stMainBlockContainer"] h1 { font-size: 1.6rem; padding-top: 0.25rem; padding-bottom: 0.25rem; }
   [data-testid="stMainBlockContainer"] h2 { font-size: 1.3rem; }
   [data-testid="stMainBlockContainer"] h3 { font-size: 1.15rem; }
