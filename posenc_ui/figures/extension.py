@@ -260,7 +260,7 @@ def _arc_traces(inner: np.ndarray, outer: np.ndarray, *, colour: str, name: str,
         "base": list(range(inner.shape[0])),  # a list, as plotly.py sends `base` (its validator keeps no typed array)
         "theta": np.degrees(inner) + width / 2,
         "width": width,
-        "marker": {"color": colour, "line": {"width": 0}},
+        "marker": {"color": colour, "line": {"width": 0.8, "color": colour}},  # its own colour: no seams, no moiré
         "name": name,
         "subplot": polar,
         "showlegend": show,

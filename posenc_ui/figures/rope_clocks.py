@@ -20,10 +20,10 @@ Q_COLOUR, K_COLOUR = BLUE, ORANGE
 #: The outer and inner ring of the toy clock.
 OUTER_COLOUR, INNER_COLOUR = BLUE, ORANGE
 #: Clocks per row: three still read on a phone held upright.
-CLOCK_COLUMNS = 2  # two a row: about 130 px a clock on a phone, 190 px on a laptop or projector
+CLOCK_COLUMNS = 2  # two a row: three a row left each clock ~130 px wide even on a projector
 #: Distance between clock centres, in clock radii: across, and down (rows leave room for three lines of label).
 CLOCK_SPACING, ROW_SPACING = 2.7, 3.4
-ROW_HEIGHT = 320  # px a row of clocks
+ROW_HEIGHT = 360  # px a row of clocks: about 190 px a clock on a laptop or projector, 135 px on a phone
 #: Over the clocks (the buttons and slider take the foot of the figure), in paper units, not the template's.
 CLOCK_LEGEND = {"orientation": "h", "xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom", "x": 0,
                 "xanchor": "left"}  # fmt: skip
