@@ -128,5 +128,11 @@ def exponent_forms(exp_form: np.ndarray, pow_form: np.ndarray, *, lang: str) -> 
         xaxis={"anchor": "y", "showticklabels": False, "matches": "x2"},
         yaxis={**log, "domain": [0.38, 1.0], "title": {"text": "ω<sub>i</sub>"}},
         xaxis2={"anchor": "y2", "title": {"text": axis("pair", lang)}},
-        yaxis2={**log, "domain": [0.0, 0.28], "range": [-18, -13], "title": {"text": t("sinusoidal.gap", lang)}},
+        yaxis2={
+            **log,
+            "dtick": 2,
+            "domain": [0.0, 0.28],
+            "range": [-18, -13],  # a decade a tick crowds a phone
+            "title": {"text": t("sinusoidal.gap", lang)},
+        },
     )
