@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from conftest import full_screenshot, wait_rendered
 from playwright.sync_api import Browser, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from posenc_ui import catalog
 from posenc_ui.i18n import CLOSING_PUNCTUATION
@@ -67,9 +68,13 @@ def phone(browser: Browser) -> Iterator[Page]:
 def test_a_phone_sees_the_first_figure_in_the_first_screen(phone: Page, app_url: str, entry, lang: str) -> None:
     phone.goto(f"{app_url}/{entry.url_path}?lang={lang}")
     wait_rendered(phone, charts=1)
-    phone.wait_for_timeout(500)  # the figures' own layout
+    limit = PHONE["height"] - 40
+    try:  # the layout settles (fonts, maths, the figures' own layout) a moment after the script has run
+        phone.wait_for_function(f"() => ({FIRST_FIGURE_TOP})() < {limit}", timeout=10_000)
+    except PlaywrightTimeout:
+        pass
     top = phone.evaluate(FIRST_FIGURE_TOP)
-    assert top is not None and top < PHONE["height"] - 40, f"the first figure starts at {top} px"
+    assert top is not None and top < limit, f"the first figure starts at {top} px"
     assert phone.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], "wider than the screen"
     if lang == "zh":
         assert not phone.evaluate(LINE_STARTS), "a line starts with closing punctuation"
