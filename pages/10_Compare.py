@@ -22,3 +22,4 @@ with start(VIEW) as page:
     page.text("takeaway")
 
     page.explain()
+    page.text("sources")

@@ -7,9 +7,9 @@ with start(VIEW) as page:
     page.text("intro")
 
     page.heading("h_attention")
-    page.text("attention")
     page.controls("pair", "encoding")
     page.figures("attention_a", "attention_b")
+    page.text("attention")
     page.text("attention_read")
 
     page.heading("h_residuals")
@@ -19,3 +19,4 @@ with start(VIEW) as page:
     page.text("takeaway")
 
     page.explain()
+    page.text("sources")

@@ -7,9 +7,9 @@ with start(VIEW) as page:
     page.text("intro")
 
     page.heading("h_integer")
-    page.text("integer")
     page.controls("length")
     page.figure("integer")
+    page.text("integer")
 
     page.heading("h_normalized")
     page.text("normalized")
@@ -25,3 +25,4 @@ with start(VIEW) as page:
     page.text("takeaway")
 
     page.explain()
+    page.text("sources")

@@ -45,3 +45,4 @@ with start(VIEW) as page:
     page.check("depth")
 
     page.explain()
+    page.text("sources")

@@ -38,3 +38,4 @@ with start(VIEW) as page:
     page.figures("onehot", "outputs")
 
     page.explain()
+    page.text("sources")

@@ -7,9 +7,9 @@ with start(VIEW) as page:
     page.text("intro")
 
     page.heading("h_shaw")
-    page.text("shaw")
     page.controls("key_length", "query_length", "max_relative")
     page.figure("shaw_index")
+    page.text("shaw")
     page.text("shaw_read")
     page.text("shaw_derive")
     page.check("shaw")
@@ -38,3 +38,4 @@ with start(VIEW) as page:
     page.text("takeaway")
 
     page.explain()
+    page.text("sources")

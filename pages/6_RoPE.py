@@ -8,10 +8,10 @@ with start(VIEW) as page:
     page.controls("dim", "base")
 
     page.heading("h_clocks")
-    page.text("clocks")
     page.controls("pairs")
-    page.controls("m", "n", "seed")
     page.figure("clocks")
+    page.controls("m", "n", "seed")  # under the clocks: on a phone they would push the first figure off the screen
+    page.text("clocks")
     page.text("complex")
 
     page.heading("h_derive")
@@ -65,3 +65,4 @@ with start(VIEW) as page:
     page.text("trained")
 
     page.explain()
+    page.text("sources")

@@ -7,12 +7,12 @@ with start(VIEW) as page:
     page.text("intro")
 
     page.heading("h_master")
-    page.text("master")
     page.controls("model")
     page.controls("method")
-    page.controls("factor", "stretch")
-    page.text("readout", **readouts(page.values))
     page.figure("wavelengths")
+    page.controls("factor", "stretch")  # under the figure: on a phone, above it, they pushed it off the first screen
+    page.text("readout", **readouts(page.values))
+    page.text("master")
 
     page.heading("h_base")
     page.text("base_change")
@@ -61,3 +61,4 @@ with start(VIEW) as page:
     page.text("takeaway")
 
     page.explain()
+    page.text("sources")

@@ -7,9 +7,9 @@ with start(VIEW) as page:
     page.text("intro")
 
     page.heading("h_slopes")
-    page.text("slopes")
     page.controls("n_heads")
     page.figure("slopes")
+    page.text("slopes")
     page.check("slopes")
     page.text("slopes_rule")
 
@@ -37,3 +37,4 @@ with start(VIEW) as page:
     page.text("takeaway")
 
     page.explain()
+    page.text("sources")

@@ -11,10 +11,10 @@ with start(VIEW) as page:
     page.heading("h_results")
     page.controls("task")
     page.controls("source", "metric")
-    if page.values["task"] == "lag":
-        page.controls("lag")
     lab_runner.source_notice(page)
     page.figure("by_position")
+    if page.values["task"] == "lag":  # under the figure: above it, it pushed the figure off a phone's first screen
+        page.controls("lag")
     lab_runner.shown_caption(page)
     lab_runner.about_task(page)
     lab_runner.findings(page)
@@ -37,3 +37,4 @@ with start(VIEW) as page:
     lab_runner.live_panel(page)
 
     page.explain()
+    page.text("sources")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -23,6 +24,18 @@ LANGS: tuple[str, ...] = ("zh", "en")
 DEFAULT_LANG = "en"
 CATALOGUE_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
 PAGE_WORDS = CATALOGUE_DIR / "pages"
+
+#: Punctuation that never starts a line of Chinese text (a closing mark).
+CLOSING_PUNCTUATION = "，。、；：！？）」』》"
+#: Chromium breaks a line between inline maths (KaTeX draws it as an inline block) and the "，" after it, so a line
+#: starts with the comma. A word joiner (U+2060, invisible) after the closing ``$`` forbids that break.
+_AFTER_MATH = re.compile(rf"\$(?=[{CLOSING_PUNCTUATION}])")
+WORD_JOINER = "\u2060"
+
+
+def glue_punctuation(text: str) -> str:
+    r"""``text`` with a word joiner between inline maths and the closing punctuation right after it."""
+    return _AFTER_MATH.sub("$" + WORD_JOINER, text)
 
 
 def shared_words(lang: str) -> Path:
@@ -45,7 +58,7 @@ def catalogue(lang: str) -> Mapping[str, str]:
         clash = sorted(set(part) & set(table))
         if clash:
             raise KeyError(f"{path.name} redefines {clash[:5]}")
-        table.update(part)
+        table.update({key: glue_punctuation(text) for key, text in part.items()})
     return table
 
 

@@ -9,13 +9,26 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import BLUE, ORANGE, PALETTE, SELECTED, SEQUENTIAL, TRANSPARENT, axis, figure, reference_line
+from .style import (
+    BLUE,
+    ORANGE,
+    PALETTE,
+    SELECTED,
+    SEQUENTIAL,
+    TITLE_UNITS,
+    TRANSPARENT,
+    axis,
+    figure,
+    legend_below,
+    reference_line,
+    wrap_title,
+)
 
 #: Panels per row in the per-head grids: two stay legible on a phone.
 COLUMNS = 2
 PANEL_HEIGHT = 280  # px per row of panels
 GAP = 0.08  # fraction of the width between panels
-V_GAP = 0.12  # fraction of a row's height kept for the panel title and the tick labels above it
+V_GAP = 0.16  # fraction of a row's height kept for the panel title and the tick labels above it
 
 
 def exponent_label(exponent: float) -> str:
@@ -44,7 +57,7 @@ def slopes(values: np.ndarray, exponents: np.ndarray, closest: int, *, lang: str
         y=t("alibi.axis_slope", lang),
         height=400,
         yaxis={"type": "log", "tickvals": 2.0**-ticks, "ticktext": [exponent_label(e) for e in ticks]},
-        legend={"orientation": "h", "y": -0.22, "yanchor": "top", "x": 0, "xanchor": "left"},
+        legend=legend_below(),
     )
 
 
@@ -91,14 +104,15 @@ def panel_heatmaps(
         layout[f"xaxis{suffix}"] = {"domain": domain["x"], "anchor": f"y{suffix}", "nticks": 5}
         layout[f"yaxis{suffix}"] = {"domain": domain["y"], "anchor": f"x{suffix}", "autorange": "reversed",
                                     "nticks": 5}  # fmt: skip
-        annotations.append({"text": titles[p], "xref": "paper", "yref": "paper", "x": sum(domain["x"]) / 2,
+        text = wrap_title(titles[p], TITLE_UNITS // columns)  # side by side on a phone: each its own lines
+        annotations.append({"text": text, "xref": "paper", "yref": "paper", "x": sum(domain["x"]) / 2,
                             "y": domain["y"][1], "xanchor": "center", "yanchor": "bottom", "showarrow": False,
                             "font": {"size": 12}})  # fmt: skip
     if shared_scale:
         layout["coloraxis"] = {"colorscale": SEQUENTIAL, "cmin": zmin, "cmax": zmax,
                                "colorbar": {"title": {"text": value_name}, "thickness": 12, "len": 0.9}}  # fmt: skip
     return figure(data, title=title, height=80 + PANEL_HEIGHT * rows, annotations=annotations,
-                  margin={"t": 70, "b": 30}, **layout)  # fmt: skip
+                  margin={"t": 84, "b": 30}, **layout)  # fmt: skip
 
 
 def receptive_field(
@@ -146,7 +160,7 @@ def bias_curves(
         y=t("alibi.axis_bias", lang),
         height=400,
         yaxis={"range": [floor * 1.05, threshold * 0.1]},
-        legend={"orientation": "h", "y": -0.22, "yanchor": "top", "x": 0, "xanchor": "left"},
+        legend=legend_below(),
         **reference_line(-threshold, f"−τ = −{threshold:g}", left=True),
     )
 

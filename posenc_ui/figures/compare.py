@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import GREY, SEQUENTIAL, WALL_COLOUR, axis, figure
+from .style import GREY, SEQUENTIAL, TITLE_UNITS, WALL_COLOUR, axis, figure, legend_below, wrap_title
 
 COLUMNS = 3
 
@@ -45,7 +45,7 @@ def _matrix_title(text: str, centre: float, top: float) -> dict:
         "y": top,
         "yanchor": "bottom",
         "xanchor": "center",
-        "text": text,
+        "text": wrap_title(text, TITLE_UNITS // COLUMNS),  # three titles side by side on a phone
         "showarrow": False,
         "font": {"size": 12},
     }
@@ -85,7 +85,7 @@ def score_matrices(panels: Sequence[tuple[str, np.ndarray, np.ndarray]], *, leng
         title=t("compare.fig_matrices", lang, length=length),
         annotations=annotations,
         height=300 * rows + 80,
-        margin={"l": 16, "r": 16, "t": 72, "b": 16},
+        margin={"l": 16, "r": 16, "t": 84, "b": 16},
         **layout,
     )
 
@@ -178,7 +178,7 @@ def _panel_marks(panel: ExtrapolationPanel, suffix: str, bottom: float, top: flo
         "y": top,
         "xanchor": "left",
         "yanchor": "bottom",
-        "text": panel.title,
+        "text": wrap_title(panel.title),
         "showarrow": False,
         "font": {"size": 12},
     }
@@ -252,7 +252,7 @@ def extrapolation(
         height=height,
         annotations=annotations,
         shapes=shapes,
-        legend={"orientation": "h", "x": 0.0, "xanchor": "left", "y": -46 / plot, "yanchor": "top"},
+        legend=legend_below(),
         margin={"l": 48, "r": 16, "t": TOP, "b": BOTTOM},
         hovermode="closest",
         **layout,

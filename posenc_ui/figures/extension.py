@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..i18n import t
-from .style import BLUE, GREEN, GREY, ORANGE, PALETTE, PURPLE, SEEN_IN_TRAINING, VERMILION, axis, figure
+from .style import BLUE, GREEN, GREY, ORANGE, PALETTE, PURPLE, SEEN_IN_TRAINING, VERMILION, axis, figure, legend_below
 
 #: kept / blended / interpolated (the codes of posenc_core.rope_scaling.REGIMES).
 REGIME_COLOURS = (BLUE, ORANGE, VERMILION)
@@ -130,7 +130,7 @@ def regimes(
         y=t("extension.axis_turns", lang),
         yaxis={"type": "log", "exponentformat": "power"},
         bargap=0.1,
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0.0},
+        legend=legend_below(),
         height=440,
         **lines,
     )
@@ -217,7 +217,7 @@ def ramp_two_ways(
         },
         yaxis2={"anchor": "x2", "range": [-0.05, 1.05]},
         shapes=[_vline(edge) for edge in (low, high)],
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0.0},
+        legend=legend_below(),
         height=440,
     )
 
@@ -246,7 +246,7 @@ def temperature(factors: np.ndarray, curves: Mapping[str, np.ndarray], *, curren
         y=t("extension.axis_temperature", lang),
         xaxis={"type": "log"},
         shapes=[marker],
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0.0},
+        legend=legend_below(),
         height=440,
     )
 
@@ -260,7 +260,7 @@ def _arc_traces(inner: np.ndarray, outer: np.ndarray, *, colour: str, name: str,
         "base": list(range(inner.shape[0])),  # a list, as plotly.py sends `base` (its validator keeps no typed array)
         "theta": np.degrees(inner) + width / 2,
         "width": width,
-        "marker": {"color": colour, "line": {"width": 0}},
+        "marker": {"color": colour, "line": {"width": 0.8, "color": colour}},  # its own colour: no seams, no moiré
         "name": name,
         "subplot": polar,
         "showlegend": show,
@@ -290,8 +290,8 @@ def _polar_panel(left: float, width: float, rings: int) -> dict:
         "barmode": "overlay",
         "hole": 0.05,
         "radialaxis": {"visible": False, "range": [0, rings]},
-        "angularaxis": {"direction": "counterclockwise", "rotation": 0, "tickfont": {"size": 10}, "dtick": 90},
-        "bargap": 0.15,
+        "angularaxis": {"direction": "counterclockwise", "rotation": 0, "tickfont": {"size": 12}, "dtick": 90},
+        "bargap": 0.0,  # solid rings: thin gaps between 64 rings drew a moiré
     }
 
 
@@ -308,7 +308,7 @@ def angle_rings(
     Coverages are radians in [0, 2π] per pair (:func:`posenc_core.angle_coverage`).
     """
     traces, annotations, layout = [], [], {}
-    gap = 0.08
+    gap = 0.2  # room for the right panel's "180°" between the two circles on a phone
     width = (1.0 - gap * (len(panels) - 1)) / len(panels)
     for n, (panel_title, covered) in enumerate(panels):
         polar = "polar" if n == 0 else f"polar{n + 1}"
@@ -332,8 +332,8 @@ def angle_rings(
         title=title,
         annotations=annotations,
         height=460,
-        margin={"l": 16, "r": 16, "t": 96, "b": 24},
-        legend={"orientation": "h", "yanchor": "bottom", "y": -0.08, "xanchor": "center", "x": 0.5},
+        margin={"l": 40, "r": 40, "t": 96, "b": 24},  # the "180°" and "0°" labels stand outside the circles
+        legend=legend_below(),
         **layout,
     )
 
@@ -379,6 +379,6 @@ def model_wavelengths(curves: Mapping[str, np.ndarray], lengths: Mapping[str, in
         x=t("extension.axis_pair_fraction", lang),
         y=t("extension.axis_wavelength", lang),
         yaxis={"type": "log", "exponentformat": "power"},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0.0},
+        legend=legend_below(),
         height=480,
     )

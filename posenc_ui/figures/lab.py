@@ -26,11 +26,12 @@ from .style import (
     WALL_COLOUR,
     WHITE,
     figure,
+    legend_below,
     translucent,
 )
 
 #: Six encodings and the optimum make a legend too wide for a phone's title row: it goes under the plot.
-LEGEND_BELOW = {"legend": {"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.22, "yanchor": "top"},
+LEGEND_BELOW = {"legend": legend_below(),
                 "margin": {"l": 56, "r": 16, "t": 40, "b": 40}}  # fmt: skip
 
 #: RoPE evaluated past its training length with each zero-shot scaling, in the order the lab runs them (as trained,

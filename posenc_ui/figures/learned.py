@@ -21,6 +21,7 @@ from .style import (
     WHITE,
     axis,
     figure,
+    legend_below,
     translucent,
 )
 
@@ -62,7 +63,7 @@ def extrapolation(
     line = {"type": "line", "xref": "x2", "yref": "paper", "y0": 0, "y1": 1}
     panel_title = {"xref": "paper", "yref": "paper", "x": 0.5, "showarrow": False, "yanchor": "bottom"}
     wall_label = {
-        "x": max_length, "xref": "x2", "y": 0.94, "yref": "paper", "xanchor": "left", "showarrow": False,
+        "x": max_length, "xref": "x2", "y": 0.94, "yref": "paper", "xanchor": "left", "xshift": 6, "showarrow": False,
         "text": t("learned.wall_label", lang, max_length=max_length), "font": {"color": WALL_COLOUR},
     }  # fmt: skip
     return figure(
@@ -82,7 +83,7 @@ def extrapolation(
             {**panel_title, "y": 0.42, "text": t("learned.panel_sines", lang)},
             wall_label,
         ],
-        legend={"orientation": "h", "y": -0.18, "yanchor": "top", "x": 0, "xanchor": "left"},
+        legend=legend_below(),
         margin={"t": 72},
     )
 
@@ -187,7 +188,7 @@ def trained_rows(
             {"xref": "paper", "x": 1.0, "xanchor": "right", "yref": "y", "y": 0.75, "showarrow": False,
              "text": t("learned.band", lang, band=f"{band:.2f}"), "font": {"color": GREY}},  # clear of the dots
         ],
-        legend={"orientation": "h", "y": -0.16, "yanchor": "top", "x": 0, "xanchor": "left"},
+        legend=legend_below(),
         margin={"t": 72},
     )  # fmt: skip
 
@@ -206,7 +207,7 @@ def untouched_rows(distance: np.ndarray, trained: int, *, lang: str) -> go.Figur
         shapes=[_row_wall(trained)],
         annotations=[{**_LABEL_BOX, "xref": "x", "x": trained - 0.5, "xanchor": "left", "yref": "paper", "y": 0.5,
                       "text": t("learned.untouched_label", lang, first=trained)}],
-        legend={"orientation": "h", "y": -0.24, "yanchor": "top", "x": 0, "xanchor": "left"},
+        legend=legend_below(),
     )  # fmt: skip
 
 
@@ -250,5 +251,5 @@ def embedding_outputs(summed: np.ndarray, linear: np.ndarray, *, lang: str) -> g
         x=axis("dim", lang),
         y=axis("value", lang),
         height=380,
-        legend={"orientation": "h", "y": -0.28, "yanchor": "top", "x": 0, "xanchor": "left"},
+        legend=legend_below(),
     )

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import BLUE, DIVERGING, GREY, ORANGE, SEQUENTIAL, VERMILION, WHITE, axis, figure, translucent
+from .style import BLUE, DIVERGING, GREY, ORANGE, SEQUENTIAL, VERMILION, WHITE, axis, figure, legend_below, translucent
 
 #: Cells are labelled with their value up to this many a side.
 MAX_LABELLED = 20
@@ -82,9 +82,10 @@ def t5_buckets(
 ) -> go.Figure:
     r"""Bucket against relative position r = j − i, both modes; dotted where exact turns logarithmic, dashed at
     ±max_distance (everything beyond shares the last bucket)."""
+    hover = f"r = %{{x}}: {t('relative.axis_bucket', lang)} %{{y}}<extra></extra>"
     traces = [
         {"type": "scatter", "x": relative, "y": buckets, "mode": "lines", "line": {"shape": "hv", "color": colour},
-         "name": t(f"relative.direction.{mode}", lang), "hovertemplate": "r = %{x}: bucket %{y}<extra></extra>"}
+         "name": t(f"relative.direction.{mode}", lang), "hovertemplate": hover}
         for mode, buckets, colour in (("bidirectional", bidirectional, BLUE), ("causal", causal, ORANGE))
     ]  # fmt: skip
     marks = [
@@ -122,9 +123,10 @@ def t5_buckets(
 
 def bucket_matrix(buckets: np.ndarray, positions: np.ndarray, *, mode: str, lang: str) -> go.Figure:
     r"""T5's (L, L) bucket matrix (sampled at screen resolution): wide bands far from the diagonal are the log part."""
-    hover = f"{axis('query', lang)} %{{y}}<br>{axis('key', lang)} %{{x}}<br>bucket %{{z}}"
+    bucket = t("relative.axis_bucket", lang)
+    hover = f"{axis('query', lang)} %{{y}}<br>{axis('key', lang)} %{{x}}<br>{bucket} %{{z}}"
     trace = heatmap_trace(buckets, x=positions, y=positions, colorscale=SEQUENTIAL, hover=hover,
-                          colorbar_title="bucket")  # fmt: skip
+                          colorbar_title=bucket)  # fmt: skip
     title = t("relative.fig_t5_matrix", lang, mode=t(f"relative.direction.{mode}", lang), length=len(positions))
     return figure([trace], **_matrix_layout(title, lang, height=460))
 
@@ -155,5 +157,5 @@ def diagonal_spreads(offsets: np.ndarray, additive: np.ndarray, relative: np.nda
         x=t("relative.axis_nm", lang),
         y=t("relative.axis_spread", lang),
         height=420,
-        legend={"orientation": "h", "y": -0.2, "yanchor": "top", "x": 0, "xanchor": "left"},
+        legend=legend_below(),
     )

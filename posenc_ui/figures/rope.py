@@ -146,7 +146,7 @@ def pairing_strip(
             "ticktext": [t("rope.pairing.interleaved", lang), t("rope.pairing.half", lang)],
         },
         xaxis={"showgrid": False, "zeroline": False},
-        legend=legend_below(-0.3),
+        legend=legend_below(),
     )  # fmt: skip
 
 
@@ -265,6 +265,12 @@ def random_band(
 # --- periods and repeats -------------------------------------------------------------------------------------------
 
 
+def _unless_same(printed: float, true: float | None) -> str:
+    r"""A printed value's label, blank when it rounds to the true value (whose diamond already says it)."""
+    label = f"{printed:,.2f}"
+    return "" if true is not None and label == f"{true:,.2f}" else label
+
+
 def periods(
     pair_index: np.ndarray,
     wavelengths: np.ndarray,
@@ -293,7 +299,8 @@ def periods(
          "name": t("rope.periods_true", lang), "hoverinfo": "skip"},
         {"type": "scatter", "x": [2 * i / syllabus_dim for i in printed], "y": list(printed.values()),
          "mode": "markers+text", "marker": {"color": VERMILION, "size": 11, "symbol": "x"},
-         "text": [f"{v:,.2f}" for v in printed.values()],
+         # A printed value equal to the true one is labelled once, by the diamond (two labels on one point).
+         "text": [_unless_same(v, syllabus.get(i)) for i, v in printed.items()],
          "textposition": ["bottom right", "bottom right", "bottom left"][: len(printed)],
          "name": t("rope.periods_printed", lang), "hoverinfo": "skip"},
     ]  # fmt: skip

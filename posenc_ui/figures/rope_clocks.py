@@ -14,15 +14,19 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .built import BuiltFigure
-from .style import BLUE, FAINT_RING, GREY, GUIDE, HIDDEN_AXIS, ORANGE, TEMPLATE, figure, legend_below
+from .style import BLUE, FAINT_RING, GREY, GUIDE, HIDDEN_AXIS, ORANGE, TEMPLATE, figure, legend_below, wrap_title
 
 Q_COLOUR, K_COLOUR = BLUE, ORANGE
 #: The outer and inner ring of the toy clock.
 OUTER_COLOUR, INNER_COLOUR = BLUE, ORANGE
 #: Clocks per row: three still read on a phone held upright.
-CLOCK_COLUMNS = 3
+CLOCK_COLUMNS = 2  # two a row: three a row left each clock ~130 px wide even on a projector
 #: Distance between clock centres, in clock radii: across, and down (rows leave room for three lines of label).
 CLOCK_SPACING, ROW_SPACING = 2.7, 3.4
+ROW_HEIGHT = 360  # px a row of clocks: about 190 px a clock on a laptop or projector, 135 px on a phone
+#: Over the clocks (the buttons and slider take the foot of the figure), in paper units, not the template's.
+CLOCK_LEGEND = {"orientation": "h", "xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom", "x": 0,
+                "xanchor": "left"}  # fmt: skip
 #: Milliseconds per animation frame.
 FRAME_MS = 160
 #: Points on a drawn circle (61: a closed ring of 60 segments).
@@ -114,7 +118,7 @@ def _player(frames: int, *, lang: str) -> tuple[dict, dict]:
     still = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate", "transition": {"duration": 0}}
     play = {"frame": {"duration": FRAME_MS, "redraw": False}, "transition": {"duration": 0}, "fromcurrent": True}
     slider = {
-        "active": 0, "x": 0.25, "len": 0.75, "y": 0, "yanchor": "top", "pad": {"t": 8},
+        "active": 0, "x": 0, "len": 1.0, "y": 0, "yanchor": "top", "pad": {"t": 52},  # under the buttons: a phone
         "currentvalue": {"prefix": t("rope.clock_shift", lang), "font": {"size": 12}},
         "steps": [{"label": str(s), "method": "animate", "args": [[str(s)], still]} for s in range(frames)],
     }  # fmt: skip
@@ -162,15 +166,15 @@ def clocks(
     width = CLOCK_SPACING * (min(count, CLOCK_COLUMNS) - 1)
     layout = {
         "template": TEMPLATE,
-        "title": {"text": t("rope.fig_clocks", lang, m=m, n=n)},
-        "height": 150 + 240 * rows,
+        "title": {"text": wrap_title(t("rope.fig_clocks", lang, m=m, n=n))},
+        "height": 190 + ROW_HEIGHT * rows,
         "xaxis": {**HIDDEN_AXIS, "range": [-1.35, width + 1.35]},
         "yaxis": {**HIDDEN_AXIS, "scaleanchor": "x", "range": [-ROW_SPACING * (rows - 1) - 1.3, 2.1]},
         "annotations": _clock_labels(centres, pairs, inv_freq, lang=lang),
         "updatemenus": [buttons],
         "sliders": [slider],
-        "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "xanchor": "left"},
-        "margin": {"l": 8, "r": 8, "t": 80, "b": 64},
+        "legend": CLOCK_LEGEND,
+        "margin": {"l": 8, "r": 8, "t": 80, "b": 104},
     }
     data = [_faces(centres), _start_hands(centres, q_start / radius, k_start / radius, lang=lang), *hands]
     return BuiltFigure({"data": data, "layout": layout, "frames": frames})
@@ -215,5 +219,5 @@ def toy_clock(angles: np.ndarray, highlight: Sequence[int], *, lang: str) -> go.
         height=440,
         xaxis={**HIDDEN_AXIS, "range": [-1.3, 1.3]},
         yaxis={**HIDDEN_AXIS, "range": [-1.3, 1.3], "scaleanchor": "x"},
-        legend=legend_below(-0.02),
+        legend=legend_below(),
     )

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import COS_COLOUR, DIVERGING, PALETTE, SIN_COLOUR, VERMILION, axis, figure, reference_line
+from .style import COS_COLOUR, DIVERGING, PALETTE, SIN_COLOUR, VERMILION, axis, figure, legend_below, reference_line
 
 #: Cells of a matrix are labelled with their value up to this size.
 MAX_LABELLED = 16
@@ -66,7 +66,7 @@ def waves(table: np.ndarray, dims: Sequence[int], *, lang: str) -> go.Figure:
         y=axis("value", lang),
         height=420,
         yaxis={"range": [-1.1, 1.1]},
-        legend={"orientation": "h", "y": -0.25, "yanchor": "top", "x": 0, "xanchor": "left"},
+        legend=legend_below(),
     )
 
 
@@ -128,5 +128,11 @@ def exponent_forms(exp_form: np.ndarray, pow_form: np.ndarray, *, lang: str) -> 
         xaxis={"anchor": "y", "showticklabels": False, "matches": "x2"},
         yaxis={**log, "domain": [0.38, 1.0], "title": {"text": "ω<sub>i</sub>"}},
         xaxis2={"anchor": "y2", "title": {"text": axis("pair", lang)}},
-        yaxis2={**log, "domain": [0.0, 0.28], "range": [-18, -13], "title": {"text": t("sinusoidal.gap", lang)}},
+        yaxis2={
+            **log,
+            "dtick": 2,
+            "domain": [0.0, 0.28],
+            "range": [-18, -13],  # a decade a tick crowds a phone
+            "title": {"text": t("sinusoidal.gap", lang)},
+        },
     )

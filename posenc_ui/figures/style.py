@@ -11,6 +11,7 @@ deliberately small: it travels with every figure.
 from __future__ import annotations
 
 import math
+import re
 
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
@@ -63,18 +64,49 @@ ONE_HOT = ((0.0, OFF_CELL), (1.0, INK))  # the selected row of a one-hot is dark
 
 FONT = '"Noto Sans CJK SC", "Noto Sans SC", "PingFang SC", "Microsoft YaHei", "Noto Sans", Arial, sans-serif'
 HEIGHT = 380  # px: readable on a phone held upright, two fit on a laptop screen
+TITLE_SIZE = 15  # px
+#: A title line holds this many units (a Latin letter or digit 1, a Chinese character 2): about 330 px at 15 px,
+#: the width of a figure on a phone held upright (390 px less Streamlit's padding). Plotly never wraps a title.
+TITLE_UNITS = 42
+TITLE_LINE = 20  # px a wrapped title line adds to the top margin
+TOP_MARGIN = 48  # px, the template's
+
+_WIDE = "\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"  # CJK, full-width forms and punctuation
+_WORD = rf"[^\s<{_WIDE}]+"
+#: A tag, a run of spaces, one wide character, or a word; "base = 10000" counts as one word (never split at "=").
+_TOKEN = re.compile(rf"<[^>]*>|{_WORD}(?: ?[=≈−+×] ?{_WORD})+|\s+|[{_WIDE}]|{_WORD}")
+_NO_BREAK_BEFORE = set("，。、；：！？）」』》〉,.;:!?)")
+_NO_BREAK_AFTER = set("（「『《〈(")
+LEGEND_UNITS = TITLE_UNITS - 6  # a legend entry's line: the width less its symbol
 
 TEMPLATE = go.layout.Template(
     layout={
         "font": {"family": FONT, "size": 13, "color": INK},
-        "title": {"font": {"size": 15}, "x": 0.0, "xref": "paper", "xanchor": "left", "y": 0.97, "yanchor": "top"},
+        # From the figure's left edge, not the plot's: a phone has no 56 px to spare before a title.
+        "title": {
+            "font": {"size": TITLE_SIZE},
+            "x": 0.0,
+            "xref": "container",
+            "xanchor": "left",
+            "pad": {"l": 4},
+            "y": 0.97,
+            "yanchor": "top",
+        },
         "paper_bgcolor": "white",
         "plot_bgcolor": "white",
         "colorway": list(PALETTE),
-        "margin": {"l": 56, "r": 16, "t": 48, "b": 48},
+        "margin": {"l": 56, "r": 16, "t": TOP_MARGIN, "b": 48},
         "xaxis": {"gridcolor": GRID, "zerolinecolor": ZERO_LINE, "automargin": True},
         "yaxis": {"gridcolor": GRID, "zerolinecolor": ZERO_LINE, "automargin": True},
-        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
+        "legend": {
+            "orientation": "h",
+            "xref": "container",
+            "x": 0.0,
+            "xanchor": "left",
+            "yref": "container",
+            "y": 0.0,
+            "yanchor": "bottom",
+        },
         "hoverlabel": {"font": {"family": FONT}},
     }
 )
@@ -84,9 +116,61 @@ TEMPLATE = go.layout.Template(
 HIDDEN_AXIS = {"visible": False, "showgrid": False, "zeroline": False}
 
 
-def legend_below(y: float = -0.3) -> dict:
-    r"""A horizontal legend under the axis title (at the top it would collide with the title on a phone)."""
-    return {"orientation": "h", "y": y, "yanchor": "top", "x": 0, "xanchor": "left"}
+def legend_below() -> dict:
+    r"""A horizontal legend at the foot of the figure, under the axis title (the template's default too).
+
+    Placed in the figure's own (container) coordinates, so plotly grows the bottom margin by as many rows as the
+    legend wraps into on a narrow screen; a legend at the top would sit on the title, and one a fixed fraction of
+    the plot below it would sit on the axis title once a phone shrinks the plot.
+    """
+    return {"orientation": "h", "xref": "container", "x": 0.0, "xanchor": "left", "yref": "container", "y": 0.0,
+            "yanchor": "bottom"}  # fmt: skip
+
+
+def _wide(text: str) -> bool:
+    return bool(re.match(f"[{_WIDE}]", text))
+
+
+def _units(token: str) -> int:
+    if token.startswith("<"):
+        return 0
+    return sum(2 if _wide(ch) else 1 for ch in token)
+
+
+def wrap_title(title: str, units: int = TITLE_UNITS) -> str:
+    r"""``title`` with ``<br>`` breaks so that no line is wider than ``units`` (see :data:`TITLE_UNITS`).
+
+    Breaks fall at spaces, or between two Chinese characters (never before closing punctuation, never after an
+    opening one); "name = value" and "a − b" are never split; a line break the
+    title already has is kept. Tags (``<sub>``) take no room and are never split.
+    """
+    lines: list[str] = []
+    for part in title.split("<br>"):
+        line, width = "", 0
+        for token in _TOKEN.findall(part):
+            size = _units(token)
+            if token.isspace():
+                if width:
+                    line, width = line + " ", width + 1
+                continue
+            breakable = width and token[0] not in _NO_BREAK_BEFORE
+            if breakable and width + size > units and (line.endswith(" ") or _wide(token) or _wide(line[-1])):
+                carry = line[-1] if line[-1] in _NO_BREAK_AFTER else ""  # "（" goes down with what it opens
+                lines.append(line[: len(line) - len(carry)].rstrip())
+                line, width = carry, _units(carry)
+            line, width = line + token, width + size
+        lines.append(line.rstrip())
+    return "<br>".join(lines)
+
+
+def title_lines(title: str) -> list[str]:
+    r"""The lines of a (wrapped) title as plain text, tags removed: what a test measures."""
+    return [re.sub(r"<[^>]*>", "", line) for line in title.split("<br>")]
+
+
+def line_units(line: str) -> int:
+    r"""The width of one plain title line in :data:`TITLE_UNITS` units."""
+    return sum(_units(token) for token in _TOKEN.findall(line))
 
 
 def axis(name: str, lang: str) -> str:
@@ -134,5 +218,15 @@ def figure(
     for name, text in (("xaxis", x), ("yaxis", y)):
         if text is not None:
             layout[name] = {"title": {"text": text}, **layout.get(name, {})}  # type: ignore[dict-item]
+    title = wrap_title(title)
+    for trace in data:  # a legend entry never wraps by itself: on a phone a long one ran off the right edge
+        if isinstance(trace.get("name"), str) and trace.get("showlegend", True):
+            trace["name"] = wrap_title(trace["name"], LEGEND_UNITS)
+    extra = TITLE_LINE * title.count("<br>")  # room for the wrapped lines, above whatever the figure asked for
+    if extra:
+        margin = dict(layout.get("margin", {}))  # type: ignore[call-overload]
+        margin["t"] = margin.get("t", TOP_MARGIN) + extra
+        layout["margin"] = margin
+        height += extra
     full = {"template": TEMPLATE, "title": {"text": title}, "height": height, **layout}
     return BuiltFigure({"data": data, "layout": full})

@@ -26,6 +26,21 @@ from .page import Page
 from .present import PRESENT, asked_figure, embed_figure, present, presenting, unknown_figure_notice
 from .widgets import notice, seed
 
+#: Phones and narrow windows (≤ 640 px): less blank space above the title and a smaller title, so the first figure
+#: starts nearer the top of the first screen; wide tables scroll sideways instead of squeezing their columns to a
+#: few characters; a figure is never wider than the screen.
+NARROW_CSS = """<style>
+[data-testid="stMarkdownContainer"] table { display: block; overflow-x: auto; max-width: 100%; }
+[data-testid="stMarkdownContainer"] th, [data-testid="stMarkdownContainer"] td { min-width: 4.5em; }
+@media (max-width: 640px) {
+  [data-testid="stMainBlockContainer"] { padding-top: 4rem; padding-left: 0.75rem; padding-right: 0.75rem; }
+  [data-testid="stMainBlockContainer"] h1 { font-size: 1.6rem; padding-top: 0.25rem; padding-bottom: 0.25rem; }
+  [data-testid="stMainBlockContainer"] h2 { font-size: 1.3rem; }
+  [data-testid="stMainBlockContainer"] h3 { font-size: 1.15rem; }
+  [data-testid="stMarkdownContainer"] th, [data-testid="stMarkdownContainer"] td { white-space: nowrap; }
+}
+</style>"""
+
 # A data: URL is passed through as is; a file path is read, re-encoded and registered again on every rerun.
 FAVICON = "data:image/png;base64," + base64.b64encode((ROOT / "assets" / "favicon.png").read_bytes()).decode()
 
@@ -109,6 +124,7 @@ def takeaway(page: Page) -> None:
 
 def header(title: str, lang: str) -> None:
     r"""Title on the left, the language switch on the right (on a phone they stack, switch first visible)."""
+    st.html(NARROW_CSS)
     left, right = st.columns([5, 1], vertical_alignment="bottom")
     left.title(title, anchor=False)
     with right:

@@ -101,7 +101,7 @@ VIEW = View(
             r"\end{aligned}",
         ),
         sources=(integer_positions, normalized_positions, binary_positions),
-        paper="Kazemnejad 2019, *Transformer Architecture: The Positional Encoding* (blog); Vaswani et al. 2017, §3.5",
+        paper="Kazemnejad 2019, *Transformer Architecture: The Positional Encoding*; Vaswani et al. 2017, §3.5",
         checks=("step", "jumps"),
     ),
 )

@@ -360,7 +360,7 @@ VIEW = View(
             rope_linear_attention,
         ),
         paper="Su et al. 2021, *RoFormer: Enhanced Transformer with Rotary Position Embedding*, arXiv:2104.09864, "
-        "§3.2–3.4; `rotate_half` and `convert_llama_weights_to_hf.py` in Hugging Face transformers",
+        "§3.2–3.4; Hugging Face transformers: `rotate_half`, `convert_llama_weights_to_hf.py`",
         checks=(
             "relative",
             "composition",

@@ -36,7 +36,7 @@ from .base import Check, Explain, Values, View, uses
 
 BASES = (100.0, 1000.0, 10000.0, 100000.0, 1000000.0)
 #: How many (sin, cos) pairs of M_k are drawn: enough to see the 2 × 2 rotation blocks.
-SHOWN_PAIRS = 6
+SHOWN_PAIRS = 4  # 8 × 8 cells: their two-decimal labels stay apart on a phone
 #: The two layout heatmaps sit side by side at half width: a quarter of the cells is plenty.
 LAYOUT_CELLS = heatmap.MAX_CELLS // 4
 

@@ -113,7 +113,7 @@ VIEW = View(
             r"f(PX) = P\,f(X)\quad \forall P",
         ),
         sources=(self_attention, permutation_equivariance_residual),
-        paper="Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762, §3.2 and §3.5",
+        paper="Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762, §3.2, §3.5",
         checks=("none", "selected"),
     ),
 )

@@ -211,7 +211,7 @@ def test_extrapolation_figure_has_one_panel_per_task_with_the_spread_over_seeds(
     assert list(rope.error_y.arrayminus) == pytest.approx([s.mean - s.low for s in bands.values()])
     retrieval = next(tr for tr in fig.data if tr.yaxis == "y4")
     assert len(retrieval.x) == 6  # inside L, then 1–2 … 16–32·L
-    titles = {a.text for a in fig.layout.annotations}
+    titles = {a.text.replace("<br>", " ") for a in fig.layout.annotations}  # wrapped for a phone
     assert {t(f"compare.facet.{task}", "en") for task in TASKS} <= titles
 
 

@@ -1,0 +1,127 @@
+r"""What a phone (390 px wide) and a Chinese reader need from the words and figures, checked without a browser.
+
+Titles fit a phone's width once wrapped, legends sit at the foot of their figure, no Chinese line starts with
+closing punctuation, no English word is left in a Chinese figure label, and every page lists its sources.
+The rendered side (line breaks after inline maths, the first screen) is checked in ``tests/e2e``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import pytest
+
+from posenc_ui import catalog
+from posenc_ui.figures.style import TITLE_UNITS, line_units, title_lines, wrap_title
+from posenc_ui.i18n import CLOSING_PUNCTUATION, LANGS, WORD_JOINER, catalogue, glue_punctuation, t
+from posenc_ui.state import defaults
+from posenc_ui.views import PAGES, VIEWS
+
+#: English words that mean something a Chinese label should say in Chinese. Names (RoPE, YaRN, Llama), code
+#: identifiers (max_distance, mscale), units (nats) and the few terms Chinese ML writing keeps (logits, softmax)
+#: are not here.
+ENGLISH_WORDS = {
+    "and", "in", "of", "the", "for", "with", "against", "per", "bucket", "buckets", "temperature", "dynamic",
+    "position", "positions", "pair", "pairs", "key", "keys", "query", "queries", "value", "values", "head",
+    "heads", "seed", "seeds", "loss", "step", "steps", "distance", "offset", "dimension", "dimensions", "training",
+    "trained", "length", "token", "tokens", "mean", "panel", "residual", "wavelength", "angle", "weight", "weights",
+}  # fmt: skip
+ARXIV = re.compile(r"arXiv:\d{4}\.\d{4,5}")
+LINK = re.compile(r"\]\((https?://[^)\s]+)\)")
+
+
+@functools.cache
+def drawn(page_id: str, lang: str) -> dict:
+    r"""Every figure of a page at its defaults, as plotly.js reads it (``{name: figure dict}``)."""
+    view = next(v for v in VIEWS if v.page_id == page_id)
+    return {name: fn(defaults(view.params), lang).to_dict() for name, fn in view.figures.items()}
+
+
+def _text(title: object) -> str:
+    return (title.get("text") if isinstance(title, dict) else title) or ""
+
+
+def labels(fig: dict) -> list[str]:
+    r"""Every label a reader sees without hovering: title, axis and colour-bar titles, legend names, annotations."""
+    layout = fig.get("layout", {})
+    found = [_text(layout.get("title"))]
+    for name, part in layout.items():
+        if re.fullmatch(r"[xy]axis\d*", name) and isinstance(part, dict):
+            found.append(_text(part.get("title")))
+        if name.startswith("coloraxis") and isinstance(part, dict):
+            found.append(_text(part.get("colorbar", {}).get("title")))
+    found += [note.get("text", "") for note in layout.get("annotations", [])]
+    for trace in fig.get("data", []):
+        found += [trace.get("name") or "", _text(trace.get("colorbar", {}).get("title"))]
+    return [re.sub(r"<[^>]*>", " ", text) for text in found if text]
+
+
+PAGE_LANGS = [(v.page_id, lang) for v in VIEWS for lang in LANGS]
+
+
+def test_wrap_title_breaks_at_spaces_and_between_chinese_characters_never_inside_a_name_value_pair() -> None:
+    assert wrap_title("Sinusoidal encoding, L = 128, d = 128, base = 10000") == (
+        "Sinusoidal encoding, L = 128, d = 128,<br>base = 10000"
+    )
+    assert (
+        wrap_title("正弦位置编码，L = 128，d = 128，base = 10000") == "正弦位置编码，L = 128，d = 128，<br>base = 10000"
+    )
+    assert wrap_title("a<br>b") == "a<br>b"  # a break the title has is kept
+    assert wrap_title("M<sub>k</sub> short") == "M<sub>k</sub> short"  # tags take no room
+    chinese = wrap_title("一" * 30 + "。")
+    assert all(not line.startswith("。") for line in chinese.split("<br>"))
+
+
+@pytest.mark.parametrize(("page_id", "lang"), PAGE_LANGS)
+def test_every_figure_title_fits_a_phone_once_wrapped(page_id: str, lang: str) -> None:
+    for name, fig in drawn(page_id, lang).items():
+        for line in title_lines(_text(fig["layout"].get("title"))):
+            assert line_units(line) <= TITLE_UNITS, f"{page_id}.{name}: {line!r} is wider than a phone"
+
+
+@pytest.mark.parametrize(("page_id", "lang"), PAGE_LANGS)
+def test_no_legend_hangs_a_fraction_of_the_plot_below_it(page_id: str, lang: str) -> None:
+    r"""A legend placed at a negative paper y lands on the x-axis title once a phone shrinks the plot."""
+    for name, fig in drawn(page_id, lang).items():
+        legend = fig["layout"].get("legend", {})
+        if legend.get("yref", "paper") == "paper" and "y" in legend:
+            assert legend["y"] >= 0, f"{page_id}.{name}: legend at paper y = {legend['y']}"
+
+
+@pytest.mark.parametrize("page_id", [v.page_id for v in VIEWS])
+def test_chinese_figure_labels_hold_no_english_words(page_id: str) -> None:
+    for name, fig in drawn(page_id, "zh").items():
+        for label in labels(fig):
+            words = {w.lower() for w in re.findall(r"(?<![\w_])[A-Za-z]+(?![\w_])", label)}
+            assert not words & ENGLISH_WORDS, f"{page_id}.{name}: English {sorted(words & ENGLISH_WORDS)} in {label!r}"
+
+
+def test_no_chinese_line_starts_with_closing_punctuation() -> None:
+    r"""Neither in the words as written (a line break before "。") nor as a browser lays them out after inline maths
+    (:func:`~posenc_ui.i18n.glue_punctuation` joins the two)."""
+    starts = re.compile(rf"\n[ \t]*[{CLOSING_PUNCTUATION}]")
+    unglued = re.compile(rf"\$[{CLOSING_PUNCTUATION}]")
+    for key, text in catalogue("zh").items():
+        assert not starts.search(text), f"{key}: a line starts with closing punctuation"
+        assert not unglued.search(text), f"{key}: inline maths then punctuation, with no word joiner"
+
+
+def test_glue_punctuation_joins_maths_to_the_punctuation_after_it_and_nothing_else() -> None:
+    assert glue_punctuation("对 $i$，以及 $j$。") == f"对 $i${WORD_JOINER}，以及 $j${WORD_JOINER}。"
+    assert glue_punctuation("cost $5 and $6") == "cost $5 and $6"
+    assert glue_punctuation("a, b.") == "a, b."
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.view.page_id)
+def test_every_page_lists_its_sources_with_a_link_or_an_arxiv_id(page: catalog.PageEntry) -> None:
+    counts = {}
+    for lang in LANGS:
+        text = t(f"{page.view.page_id}.sources", lang)
+        entries = [line[2:] for line in text.splitlines() if line.startswith("- ")]
+        assert entries, f"{page.view.page_id} has no sources in {lang}"
+        for entry in entries:
+            assert LINK.search(entry) or ARXIV.search(entry), f"{page.view.page_id} ({lang}): {entry!r}"
+        counts[lang] = len(entries)
+    assert len(set(counts.values())) == 1, f"{page.view.page_id}: {counts} sources per language"
+    assert 'page.text("sources")' in (catalog.ROOT / page.script).read_text(encoding="utf-8")

@@ -1,0 +1,81 @@
+r"""The app on a phone held upright (an iPhone's 390 × 844, touch, its User-Agent): the first figure starts in the
+first screen, nothing is wider than the screen, and no Chinese line starts with closing punctuation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from conftest import full_screenshot, wait_rendered
+from playwright.sync_api import Browser, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from posenc_ui import catalog
+from posenc_ui.i18n import CLOSING_PUNCTUATION
+
+pytestmark = pytest.mark.e2e
+
+PHONE = {"width": 390, "height": 844}
+IPHONE_UA = (
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "Version/17.0 Mobile/15E148 Safari/604.1"
+)
+#: The top of the first figure (or of the first table: page 10 opens with one), px from the top of the screen.
+FIRST_FIGURE_TOP = """() => {
+  const e = document.querySelector('[data-testid=stPlotlyChart], [data-testid=stMarkdownContainer] table');
+  return e ? e.getBoundingClientRect().top : null;
+}"""
+#: Closing punctuation laid out at the start of a line: its box is a line below the text or maths just before it.
+LINE_STARTS = f"""() => {{
+  const closing = /[{CLOSING_PUNCTUATION}]/, found = [];
+  const boxes = document.querySelectorAll('[data-testid=stMarkdownContainer], [data-testid=stCaptionContainer]');
+  for (const box of boxes) {{
+    const walk = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {{
+      if (node.parentElement.closest('.katex')) continue;
+      const s = node.textContent;
+      for (let i = 0; i < s.length; i++) {{
+        if (!closing.test(s[i])) continue;
+        const here = document.createRange(); here.setStart(node, i); here.setEnd(node, i + 1);
+        const before = document.createRange();
+        if (i > 0) {{ before.setStart(node, i - 1); before.setEnd(node, i); }}
+        else if (node.previousSibling) before.selectNode(node.previousSibling);
+        else continue;
+        const me = here.getBoundingClientRect(), rects = before.getClientRects();
+        if (!rects.length || !me.width) continue;
+        const last = rects[rects.length - 1];
+        if (me.top > last.top + last.height / 2) found.push(s.slice(Math.max(0, i - 12), i + 8));
+      }}
+    }}
+  }}
+  return found;
+}}"""
+
+
+@pytest.fixture
+def phone(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(
+        viewport=PHONE, user_agent=IPHONE_UA, is_mobile=True, has_touch=True, device_scale_factor=2
+    )
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("entry", catalog.PAGES, ids=lambda p: p.id)
+def test_a_phone_sees_the_first_figure_in_the_first_screen(phone: Page, app_url: str, entry, lang: str) -> None:
+    phone.goto(f"{app_url}/{entry.url_path}?lang={lang}")
+    wait_rendered(phone, charts=1)
+    limit = PHONE["height"] - 40
+    try:  # the layout settles (fonts, maths, the figures' own layout) a moment after the script has run
+        phone.wait_for_function(f"() => ({FIRST_FIGURE_TOP})() < {limit}", timeout=10_000)
+    except PlaywrightTimeout:
+        pass
+    top = phone.evaluate(FIRST_FIGURE_TOP)
+    assert top is not None and top < limit, f"the first figure starts at {top} px"
+    assert phone.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], "wider than the screen"
+    if lang == "zh":
+        assert not phone.evaluate(LINE_STARTS), "a line starts with closing punctuation"
+    full_screenshot(phone, f"{entry.id}-{lang}-iphone")
