@@ -50,7 +50,7 @@ def divisors(curves: Mapping[str, np.ndarray], *, factor: float, title: str, lan
         x=axis("pair", lang),
         y=t("extension.axis_divisor", lang),
         yaxis={"type": "log", "range": [-0.1, float(np.log10(factor)) + 0.1]},
-        legend=legend_below(-0.25),
+        legend=legend_below(),
         height=420,
     )
 
@@ -78,7 +78,7 @@ def entropy(
         xaxis={"type": "log"},
         shapes=trained["shapes"] + chosen["shapes"],
         annotations=trained["annotations"] + chosen["annotations"],
-        legend=legend_below(-0.25),
+        legend=legend_below(),
         height=440,
     )
 
@@ -103,6 +103,6 @@ def seen_distance(
         yaxis={"type": "log"},
         shapes=[line],
         annotations=[note],
-        legend=legend_below(-0.25),
+        legend=legend_below(),
         height=420,
     )
