@@ -38,7 +38,28 @@ def calls(path: Path):
             yield node
 
 
-def is_literal(node: ast.AST | None) -> bool:
+def literal_constants(path: Path) -> set[str]:
+    r"""Module-level names bound exactly once, to a string literal (e.g. ``NARROW_CSS = "<style>…"``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bound: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                bound.setdefault(target.id, []).append(node)
+    return {
+        name for name, nodes in bound.items()
+        if len(nodes) == 1 and nodes[0] in tree.body and isinstance(nodes[0], ast.Assign)
+        and isinstance(nodes[0].value, ast.Constant) and isinstance(nodes[0].value.value, str)
+    }  # fmt: skip
+
+
+def is_literal(node: ast.AST | None, constants: set[str] = frozenset()) -> bool:
+    r"""A string literal, or the name of a module-level constant bound once to one."""
+    if isinstance(node, ast.Name):
+        return node.id in constants
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
@@ -51,12 +72,12 @@ def test_no_eval_or_exec(path: Path) -> None:
 @pytest.mark.parametrize("path", APP_CODE, ids=lambda p: str(p.relative_to(ROOT)))
 def test_raw_html_only_from_literals(path: Path) -> None:
     r"""``unsafe_allow_html`` (unless literally False) and HTML sinks may only render a string literal."""
-    bad = []
+    bad, constants = [], literal_constants(path)
     for node in calls(path):
         flag = next((k.value for k in node.keywords if k.arg == "unsafe_allow_html"), None)
         raw_flag = flag is not None and not (isinstance(flag, ast.Constant) and flag.value is False)
         sink = isinstance(node.func, ast.Attribute) and node.func.attr in HTML_SINKS
-        if (raw_flag or sink) and not is_literal(node.args[0] if node.args else None):
+        if (raw_flag or sink) and not is_literal(node.args[0] if node.args else None, constants):
             bad.append(node.lineno)
     assert not bad, f"{path.name}: raw HTML from a non-literal at lines {bad}"
 

@@ -211,11 +211,12 @@ CHECKS = {
     "errata_cycle": check_errata_cycle,
 }
 #: What the explain panel adds: formulas, the core functions computing them, the sources, the checks it lists.
-LATEX = (
-    r"\text{NTK as base } \beta = b^{2/d}: \ \theta_i = \beta^{-i}, \quad \theta_i/\theta'_i = s^{2i/(d-2)}",
-    r"H = -\sum_j p_j \ln p_j, \qquad \kappa_{\text{Su}} = \frac{\ln n}{\ln L}, \qquad"
-    r" \kappa_{\text{YaRN}} = \frac{1}{t} = (0.1\ln s + 1)^2",
-    r"\text{ReRoPE: } q_i^\top R_{\operatorname{clip}(j-i,\,-w,\,w)}\, k_j",
+LATEX = (  # one short formula a line: KaTeX clips a display formula wider than a phone, it does not wrap it
+    r"\beta = b^{2/d}, \qquad \theta_i = \beta^{-i}",
+    r"\theta_i / \theta'_i = s^{2i/(d-2)} \quad \text{(NTK-aware)}",
+    r"H = -\sum_j p_j \ln p_j",
+    r"\kappa_{\text{Su}} = \frac{\ln n}{\ln L}, \qquad \kappa_{\text{YaRN}} = (0.1\ln s + 1)^2",
+    r"q_i^\top R_{\operatorname{clip}(j-i,\,-w,\,w)}\, k_j \quad \text{(ReRoPE)}",
 )
 SOURCES = (ntk_divisors, frequency_divisors, attention_entropy, entropy_by_length, rerope_scores)
 PAPER = (

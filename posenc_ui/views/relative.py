@@ -213,8 +213,8 @@ VIEW = View(
             r"\text{index}(i, j) = \operatorname{clip}(j - i,\,-k,\,k) + k",
             r"\operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d}} + A_{\text{rel}}\Big)V",
             r"A_{\text{rel}}(i, j) = R_{\operatorname{clip}(j-i,\,-k,\,k)}",
-            r"e_{ij} = \frac{x_i W_Q\,(x_j W_K + a^K_{ij})^\top}{\sqrt{d_k}}, \qquad"
-            r" z_i = \sum_j \alpha_{ij}\,(x_j W_V + a^V_{ij})",
+            r"e_{ij} = \frac{x_i W_Q\,(x_j W_K + a^K_{ij})^\top}{\sqrt{d_k}}",
+            r"z_i = \sum_j \alpha_{ij}\,(x_j W_V + a^V_{ij})",
             r"\begin{aligned} b(n) &= n, \quad n < h/2 \\ b(n) &= \min\!\Big(h - 1,\ \tfrac h2 + \Big\lfloor"
             r"\frac{\ln(2n/h)}{\ln(2D/h)}\,\tfrac h2 \Big\rfloor\Big) \end{aligned}",
             r"\begin{aligned} q_m k_n^\top &= x_m W_Q W_K^\top x_n^\top + x_m W_Q W_K^\top p_n^\top \\"
