@@ -53,6 +53,8 @@ def test_presenter_fits_a_projector_and_steps(page: Page, app_url: str, console_
         expect(page.locator(".st-key-present_count")).to_have_text(f"3 / {len(names)}", timeout=15_000)
         page.keyboard.press("ArrowLeft")
         expect(page.locator(".st-key-present_count")).to_have_text(f"2 / {len(names)}", timeout=15_000)
+        # the counter is drawn before the run ends; the URL is written at its end
+        page.wait_for_function(f"() => location.search.includes('figure={names[1]}')", timeout=15_000)
         assert figure_param(page) == names[1]
         page.screenshot(path=str(SCREENSHOTS / f"present-{page_id}-{lang}-step2-1280x720.png"))
     assert not console_errors
