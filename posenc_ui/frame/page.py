@@ -3,6 +3,7 @@ r"""The page API: what a page script calls to lay itself out (text, widgets, fig
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import plotly.graph_objects as go
@@ -43,6 +44,7 @@ class Page:
         self.entry: PageEntry | None = catalog.BY_ID.get(view.page_id)  # None on the home page
         self._shown: list[Check] = []
         self._drawn: dict[str, go.Figure] = {}  # name → figure drawn this rerun (the export panel offers them)
+        self.after_first_figure: Callable[[], None] | None = None  # drawn once, under the page's first figure
         self._values: dict[str, Any] | None = None  # see values
         self.single: str | None = None  # the one figure the frame drew (presenter mode, single-figure embed)
         self.url_extra: dict[str, str] = {}  # what the URL keeps besides the values: present=true, figure=<name>
@@ -137,6 +139,15 @@ class Page:
         (:func:`~.refusals.refusal_text`), above the last figure that could be drawn. ``height`` (px) draws a copy
         that tall, ``font`` (px) its default font size (presenter mode, single-figure embed).
         """
+        self._draw_figure(name, height, font)
+        self._after_figure()
+
+    def _after_figure(self) -> None:
+        hook, self.after_first_figure = self.after_first_figure, None
+        if hook is not None:
+            hook()
+
+    def _draw_figure(self, name: str, height: int | None, font: int | None) -> None:
         last_good: dict[tuple[str, str], go.Figure] = st.session_state.setdefault(LAST_GOOD, {})
         try:
             fig = self.view.figures[name](self.values, self.lang)
@@ -158,7 +169,8 @@ class Page:
         r"""Several figures side by side on a wide screen, one under the other on a phone."""
         for col, name in zip(st.columns(len(names)), names, strict=True):
             with col:
-                self.figure(name)
+                self._draw_figure(name, None, None)
+        self._after_figure()  # under the row, not inside its first column
 
     def _file_stem(self, name: str) -> str:
         return f"posenc-{self.view.page_id}-{name}-{self.lang}"
@@ -200,6 +212,7 @@ class Page:
         Only values that differ from their defaults are written: a link to an untouched page is just its language,
         and a missing value is seeded with its default again (:func:`~.widgets.seed`).
         """
+        self._after_figure()  # a page that drew no figure still shows what waited for one
         values = self.values
         changed = [p for p in self.view.params if values[p.name] != p.clamp(p.default_in(self.lang), values)]
         encoded = encode_all(changed, values)

@@ -88,7 +88,10 @@ def open_page(view: View) -> Page:
             st.subheader(title, anchor=False)
     else:
         header(title, lang)
-        takeaway(page)
+        if page.touch:  # a phone: the takeaway follows the first figure, which must start in the first screen
+            page.after_first_figure = lambda: takeaway(page)
+        else:
+            takeaway(page)
     if not embedded:
         navigation(lang, page.url_extra)
         reset_button(view, lang)

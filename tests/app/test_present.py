@@ -197,3 +197,28 @@ def test_presenter_language_switch_keeps_mode_and_step(open_page) -> None:
     assert_clean(at)
     assert dict(at.query_params) == {"lang": "zh", "present": "true", "figure": "curves"}
     assert t("alibi.key_takeaway", "zh") in at.info[0].value
+
+
+def test_on_a_phone_the_takeaway_follows_the_first_figure(open_page, monkeypatch) -> None:
+    r"""A phone shows the first figure in its first screen: the takeaway waits until that figure is drawn."""
+    from posenc_ui.frame import page as page_module
+
+    def order(at) -> list[str]:
+        kinds = []
+        for node in at.main.children.values():
+            stack = [node]
+            while stack:
+                item = stack.pop(0)
+                if getattr(item, "type", "") == "alert" or type(item).__name__ == "Info":
+                    kinds.append("info")
+                elif type(item).__name__ == "UnknownElement" and getattr(item, "proto", None) is not None:
+                    kinds.append("chart")
+                stack[:0] = list(getattr(item, "children", {}).values())
+        return kinds
+
+    desktop = open_page("pages/3_Sinusoidal.py", lang="en")
+    assert order(desktop).index("info") < order(desktop).index("chart")
+    monkeypatch.setattr(page_module, "is_touch", lambda user_agent: True)
+    phone = open_page("pages/3_Sinusoidal.py", lang="en")
+    assert order(phone).index("chart") < order(phone).index("info")
+    assert t("sinusoidal.key_takeaway", "en") in [box.value.split("** ", 1)[-1] for box in phone.info]
