@@ -33,7 +33,7 @@ from .rope_inputs import inv_freq_for, query_key
 AXIAL_DIM, AXIAL_BASE = 64, 100.0
 #: Tokens and head size of the linear-attention comparison: enough that the running totals differ from one total,
 #: and small enough that the (L, d, d) running totals stay a few MB whatever the page's d.
-LINEAR_TOKENS, LINEAR_DIM = 256, 64
+LINEAR_TOKENS, LINEAR_DIM = 128, 32
 
 PARAMS = (IntParam("grid", 8, lo=2, hi=24),)
 
