@@ -19,8 +19,8 @@ import numpy as np
 
 from ..errors import PosEncError, as_array, as_float, as_int, check_elements
 from ..rope import MAX_ROTARY_DIM
-from ..rope.rotation import _check_inv_freq
 from .formulas import MAX_FACTOR
+from .pairs import check_scaled_inv_freq
 
 __all__ = ["frequency_divisors", "ntk_divisors", "position_digits"]
 
@@ -67,10 +67,5 @@ def frequency_divisors(inv_freq: object, scaled_inv_freq: object) -> np.ndarray:
     PI gives s for every pair, NTK-aware :math:`s^{2i/(d-2)}`, YaRN 1 for the kept pairs, s for the interpolated ones
     and :math:`1/((1-\gamma)/s + \gamma)` in between (Peng et al. 2023, arXiv:2309.00071, eq. (18)).
     """
-    theta = _check_inv_freq(inv_freq)
-    scaled = as_array("scaled_inv_freq", scaled_inv_freq, ndim=1).astype(np.float64, copy=False)
-    if scaled.shape != theta.shape:
-        raise PosEncError(f"scaled_inv_freq must have the shape of inv_freq {theta.shape}, got {scaled.shape}")
-    if np.any(scaled <= 0):
-        raise PosEncError("scaled_inv_freq must be positive (radians per token)")
+    theta, scaled = check_scaled_inv_freq(inv_freq, scaled_inv_freq)
     return theta / scaled

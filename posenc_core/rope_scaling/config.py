@@ -65,12 +65,7 @@ def rope_frequencies_from_config(
     ``seq_len`` matters for "dynamic" and "longrope". ``layer_type`` picks one entry of a per-layer
     ``rope_parameters`` dict (e.g. "sliding_attention").
     """
-    if not isinstance(config, Mapping):
-        raise PosEncError(
-            f"config must be a dict parsed from config.json, got {type(config).__name__}",
-            code="config_not_object",
-            kind=type(config).__name__,
-        )
+    _check_config(config)
     scaling = _rope_dict(config, layer_type)
     head_dim, partial = _rotary_dims(config, scaling)
     theta = scaling.pop("rope_theta", None)
@@ -108,12 +103,7 @@ def config_training_length(config: Mapping[str, object]) -> int | None:
     The length YaRN, Llama 3 and LongRoPE read as the original one (transformers falls back to
     max_position_embeddings the same way).
     """
-    if not isinstance(config, Mapping):
-        raise PosEncError(
-            f"config must be a dict parsed from config.json, got {type(config).__name__}",
-            code="config_not_object",
-            kind=type(config).__name__,
-        )
+    _check_config(config)
     value = config.get("original_max_position_embeddings")
     for key in ("rope_scaling", "rope_parameters"):
         scaling = config.get(key)
@@ -128,12 +118,7 @@ def config_scaling(config: Mapping[str, object], *, layer_type: str | None = Non
     r"""(rope_type, s) a config asks for: ("default", 1.0) without scaling. A missing ``factor`` is
     :func:`~.formulas.implied_factor`'s max_position_embeddings / original length, as transformers reads YaRN and
     LongRoPE configs (Phi-3: 131072 / 4096 = 32)."""
-    if not isinstance(config, Mapping):
-        raise PosEncError(
-            f"config must be a dict parsed from config.json, got {type(config).__name__}",
-            code="config_not_object",
-            kind=type(config).__name__,
-        )
+    _check_config(config)
     scaling = _rope_dict(config, layer_type)
     rope_type = str(scaling.get("rope_type", scaling.get("type", "default")))
     factor, max_pos = scaling.get("factor"), _first(config, _MAX_POSITIONS)
@@ -202,6 +187,16 @@ def _rotary_dims(config: Mapping[str, object], scaling: dict[str, object]) -> tu
     if partial is None and config.get("rotary_dim") is not None:
         partial = as_int("rotary_dim", config["rotary_dim"], lo=2, hi=head_dim) / head_dim
     return head_dim, as_float("partial_rotary_factor", 1.0 if partial is None else partial, gt=0.0, le=1.0)
+
+
+def _check_config(config: object) -> None:
+    r"""Refuse anything but a dict parsed from ``config.json`` (every reader here starts with it)."""
+    if not isinstance(config, Mapping):
+        raise PosEncError(
+            f"config must be a dict parsed from config.json, got {type(config).__name__}",
+            code="config_not_object",
+            kind=type(config).__name__,
+        )
 
 
 def parse_config_text(text: object) -> dict[str, Any]:

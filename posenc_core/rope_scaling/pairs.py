@@ -56,6 +56,17 @@ _MAX_CURVE_POINTS = 100_000  # temperature curves are drawn, not tabulated: a fe
 # --- turns and YaRN's split of the pairs ------------------------------------------------------------------------
 
 
+def check_scaled_inv_freq(inv_freq: object, scaled_inv_freq: object) -> tuple[np.ndarray, np.ndarray]:
+    r"""(θ, θ′) as float64 arrays of one shape, θ′ > 0: the frequencies before and after a scaling."""
+    theta = _check_inv_freq(inv_freq)
+    scaled = as_array("scaled_inv_freq", scaled_inv_freq, ndim=1).astype(np.float64, copy=False)
+    if scaled.shape != theta.shape:
+        raise PosEncError(f"scaled_inv_freq must have the shape of inv_freq {theta.shape}, got {scaled.shape}")
+    if np.any(scaled <= 0):
+        raise PosEncError("scaled_inv_freq must be positive (radians per token)")
+    return theta, scaled
+
+
 def rotations_in_context(inv_freq: object, context_length: float) -> np.ndarray:
     r"""Full turns each pair makes within L tokens, :math:`r_i = L/\lambda_i = L\,\theta_i/2\pi` (YaRN §3.2)."""
     inv_freq = _check_inv_freq(inv_freq)
@@ -110,12 +121,7 @@ def pair_regimes(inv_freq: object, scaled_inv_freq: object, *, factor: float, rt
     blends the rest, YaRN and Llama 3 have three bands. Equality is relative, within ``rtol``; when s = 1 "kept"
     wins. Paper: Peng et al. 2023, arXiv:2309.00071, §3.2 (the three cases of "NTK-by-parts").
     """
-    theta = _check_inv_freq(inv_freq)
-    scaled = as_array("scaled_inv_freq", scaled_inv_freq, ndim=1).astype(np.float64, copy=False)
-    if scaled.shape != theta.shape:
-        raise PosEncError(f"scaled_inv_freq must have the shape of inv_freq {theta.shape}, got {scaled.shape}")
-    if np.any(scaled <= 0):
-        raise PosEncError("scaled_inv_freq must be positive (radians per token)")
+    theta, scaled = check_scaled_inv_freq(inv_freq, scaled_inv_freq)
     factor = as_float("factor", factor, ge=1.0, le=MAX_FACTOR)
     rtol = as_float("rtol", rtol, ge=0.0, le=0.5)
     ratio = scaled / theta  # 1 → kept, 1/s → interpolated
