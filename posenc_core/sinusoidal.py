@@ -198,7 +198,8 @@ def pair_shift_matrix(offset: float, theta: float, *, order: str = "sin_cos") ->
     """
     offset, theta = as_float("offset", offset), as_float("theta", theta)
     order = as_choice("order", order, PAIR_ORDERS)
-    c, s = math.cos(offset * theta), math.sin(offset * theta)
+    angle = as_float("offset · theta", offset * theta)  # finite: math.cos(inf) raises
+    c, s = math.cos(angle), math.sin(angle)
     matrix = np.array([[c, s], [-s, c]])
     return matrix if order == "sin_cos" else matrix.T
 
@@ -213,7 +214,8 @@ def pair_shift_gap(matrix: object, position: float, offset: float, theta: float,
     order = as_choice("order", order, PAIR_ORDERS)
 
     def pair(p: float) -> np.ndarray:
-        sin, cos = math.sin(p * theta), math.cos(p * theta)
+        angle = as_float("position · theta", p * theta)  # finite: math.sin(inf) raises
+        sin, cos = math.sin(angle), math.cos(angle)
         return np.array([sin, cos] if order == "sin_cos" else [cos, sin])
 
     return float(np.linalg.norm(matrix @ pair(position) - pair(position + offset)))
