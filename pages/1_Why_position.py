@@ -6,17 +6,21 @@ from posenc_ui.views.why import VIEW
 with start(VIEW) as page:
     page.text("intro")
 
-    page.heading("h_attention")
-    page.controls("pair", "encoding")
-    page.figures("attention_a", "attention_b")
-    page.text("attention")
-    page.text("attention_read")
+    @page.section()  # every figure reads every widget
+    def attention() -> None:
+        page.heading("h_attention")
+        page.controls("pair", "encoding")
+        page.figures("attention_a", "attention_b")
+        page.text("attention")
+        page.text("attention_read")
 
-    page.heading("h_residuals")
-    page.text("residuals")
-    page.controls("dim", "seed")
-    page.figure("residuals")
-    page.text("takeaway")
+        page.heading("h_residuals")
+        page.text("residuals")
+        page.controls("dim", "seed")
+        page.figure("residuals")
+        page.check("none")
+        page.check("selected")
+        page.text("takeaway")
 
     page.explain()
     page.text("sources")

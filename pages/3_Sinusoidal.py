@@ -12,33 +12,37 @@ with start(VIEW) as page:
     page.text("table")
     page.check("stripes")
 
-    page.heading("h_waves")
-    page.text("waves")
-    page.controls("dims")
-    page.figure("waves")
+    @page.section("h_waves")
+    def waves() -> None:
+        page.text("waves")
+        page.controls("dims")
+        page.figure("waves")
 
     page.heading("h_similarity")
     page.text("similarity")
     page.figure("similarity")
 
-    page.heading("h_shift")
-    page.text("shift")
-    page.controls("offset")
-    page.figure("shift")
-    page.text("errata_shift")
-    page.check("errata_shift")
+    @page.section("h_shift")
+    def shift() -> None:
+        page.text("shift")
+        page.controls("offset")
+        page.figure("shift")
+        page.check("shift")
+        page.text("errata_shift")
+        page.check("errata_shift")
+        page.text("faq_sin_cos")  # its check is the offset's too
+        page.check("sin_and_cos")
 
     page.heading("h_exponent")
     page.text("exponent")
     page.figure("exponent")
+    page.check("exponent")
 
     page.heading("h_layouts")
     page.text("layouts")
     page.figures("interleaved", "concat")
 
     page.heading("h_faq")
-    page.text("faq_sin_cos")
-    page.check("sin_and_cos")
     page.text("faq_sum")
     page.text("faq_depth")
     page.figure("depth")

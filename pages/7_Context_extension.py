@@ -1,7 +1,8 @@
 r"""Page 7 — context extension: PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE on real models, and a paste box."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.extension import VIEW, preset_table, readouts
+from posenc_ui.views.extension import VIEW, readouts
+from posenc_ui.views.extension_models import preset_words
 
 with start(VIEW) as page:
     page.text("intro")
@@ -11,8 +12,10 @@ with start(VIEW) as page:
     page.controls("method")
     page.figure("wavelengths")
     page.controls("factor", "stretch")  # under the figure: on a phone, above it, they pushed it off the first screen
-    page.text("readout", **readouts(page.values))
+    page.text("readout", **page.ask(readouts))
     page.text("master")
+    for claim in ("ntk", "dynamic", "interpolation", "uniform"):
+        page.check(claim)
 
     page.heading("h_base")
     page.text("base_change")
@@ -23,6 +26,7 @@ with start(VIEW) as page:
     page.text("regimes")
     page.controls("beta_fast", "beta_slow")
     page.figure("regimes")
+    page.check("regimes")
     page.heading("h_ramp")
     page.text("ramp")
     page.figure("ramp")
@@ -33,6 +37,7 @@ with start(VIEW) as page:
     page.heading("h_temperature")
     page.text("temperature")
     page.figure("temperature")
+    page.check("temperature")
     page.heading("h_entropy")
     page.text("entropy")
     page.figure("entropy")
@@ -42,23 +47,25 @@ with start(VIEW) as page:
     page.text("ood")
     page.figure("ood")
 
-    page.heading("h_rerope")
-    page.text("rerope")
-    page.controls("window")
-    page.figure("seen")
-    page.check("rerope_angles")
+    @page.section("h_rerope")
+    def rerope() -> None:
+        page.text("rerope")
+        page.controls("window")
+        page.figure("seen")
+        page.check("rerope_angles")
+        page.check("rerope_passes")
 
     page.heading("h_models")
     page.text("models")
     page.figure("models")
-    model = page.t(f"extension.model.{page.values['model']}")
-    page.text("preset_values", model=model, table=preset_table(page.values, page.lang))
+    page.text("preset_values", **page.ask(preset_words, page.lang))
 
-    page.heading("h_paste")
-    page.text("paste")
-    page.paste_box("config", height=260)
-    page.figure("pasted")
-    page.text("takeaway")
+    @page.section("h_paste")
+    def paste() -> None:
+        page.text("paste")
+        page.paste_box("config", height=260)
+        page.figure("pasted")
+        page.text("takeaway")
 
     page.explain()
     page.text("sources")

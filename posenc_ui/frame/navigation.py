@@ -8,7 +8,7 @@ a page switch drops the query string; in presenter mode it also carries ``presen
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -18,6 +18,7 @@ from ..catalog import PageEntry
 from ..i18n import t
 from ..state import defaults
 from ..views.base import View
+from .panels import folded
 from .widgets import MEMORY, remembered, widget_key
 
 EMBED_HEIGHT = 720  # px of the <iframe> snippet
@@ -96,22 +97,28 @@ def share_link(page: PageEntry | None, params: Mapping[str, str], *, embed: bool
     return f"{base}?{urlencode(query)}"
 
 
-def share_box(page: PageEntry | None, params: Mapping[str, str], lang: str, figures: Mapping[str, str]) -> None:
+def share_box(
+    page: PageEntry | None, params: Mapping[str, str], lang: str, figures: Callable[[], Mapping[str, str]]
+) -> bool:
     r"""The link (optionally in presenter mode) and an ``<iframe>`` snippet of the whole page or of one figure
-    (``figures``: name → title), each with Streamlit's copy button."""
+    (``figures()``: name → title), each with Streamlit's copy button; folded until opened. Whether it is open."""
     key = f"share.{page.id if page else 'home'}"
-    with st.expander(t("share.title", lang), icon=":material/share:"):
+    box = folded(t("share.title", lang), f"{key}.box", ":material/share:")
+    if box is None:
+        return False
+    with box:
         st.caption(t("share.link", lang))
         present = st.toggle(t("share.present", lang), key=f"{key}.present", help=t("share.present_help", lang))
         st.code(share_link(page, dict(params, present="true") if present else params), language=None, wrap_lines=True)
         st.caption(t("share.embed", lang))
-        labels = {"": t("share.whole_page", lang), **figures}  # a plain dict's lookup (format_func lives on)
+        labels = {"": t("share.whole_page", lang), **figures()}  # a plain dict's lookup (format_func lives on)
         figure = st.selectbox(
             t("share.figure", lang), list(labels), format_func=labels.__getitem__, key=f"{key}.figure"
         )
         src = share_link(page, dict(params, figure=figure) if figure else params, embed=True)
         snippet = f'<iframe src="{src}" width="100%" height="{EMBED_HEIGHT}" style="border:0" loading="lazy"></iframe>'
         st.code(snippet, language="html", wrap_lines=True)
+    return True
 
 
 def reset_page(view: View, lang: str) -> None:

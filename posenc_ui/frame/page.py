@@ -3,8 +3,9 @@ r"""The page API: what a page script calls to lay itself out (text, widgets, fig
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from contextlib import nullcontext
+from typing import Any, TypeVar
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -15,6 +16,7 @@ from .. import catalog
 from ..catalog import PageEntry
 from ..i18n import t
 from ..state import ChoiceParam, Param, encode_all
+from ..turns import TURNS
 from ..views.base import Check, View
 from .navigation import next_link, share_box
 from .panels import explain_panel, export_panel, plain_title, render_check
@@ -22,8 +24,11 @@ from .present import resized
 from .refusals import refusal_text
 from .widgets import draw_text_box, draw_widget, option_label, remember, widget_key, write_url
 
+SECTIONS = "_posenc_sections"  # the last full run's section map (Page.section_map): what each section may rerun alone
 LAST_GOOD = "_posenc_last_good"  # {(page_id, figure): go.Figure} of the current page: shown when the core refuses
 PLOTLY_CONFIG = {"displaylogo": False, "scrollZoom": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+
+R = TypeVar("R")
 
 _TOUCH = re.compile(r"Mobi|Android|iPhone|iPad|iPod")
 
@@ -42,9 +47,15 @@ class Page:
         self.embedded = embedded
         self.touch = is_touch(st.context.headers.get("User-Agent", ""))
         self.entry: PageEntry | None = catalog.BY_ID.get(view.page_id)  # None on the home page
-        self._shown: list[Check] = []
+        self._shown: list[tuple[Check, str | None]] = []  # each check shown (once a page) and the section it is in
         self._drawn: dict[str, go.Figure] = {}  # name → figure drawn this rerun (the export panel offers them)
         self.after_first_figure: Callable[[], None] | None = None  # drawn once, under the page's first figure
+        self._fired: tuple[str | None, Callable[[], None]] | None = None  # where that happened, and what was drawn
+        # Sections (see section): where each widget was drawn and which parameters each part of the page read.
+        self._section: str | None = None  # the section being drawn; None: the page's own flow
+        self._placed: dict[str, str | None] = {}  # parameter → the section its widget was drawn in
+        self._read: dict[str | None, set[str]] = {None: set()}  # section (None: outside all) → parameters it read
+        self._finished = False  # the page was drawn to its end: a section drawn now is a section's rerun
         self._values: dict[str, Any] | None = None  # see values
         self.single: str | None = None  # the one figure the frame drew (presenter mode, single-figure embed)
         self.url_extra: dict[str, str] = {}  # what the URL keeps besides the values: present=true, figure=<name>
@@ -73,9 +84,22 @@ class Page:
     def values(self) -> dict[str, Any]:
         r"""The current value of every parameter of the page, in declaration order (a copy).
 
-        Read from the session state once and then kept up to date by :meth:`set` and the widgets: pages ask for it
-        dozens of times a rerun, and every session-state read goes through several layers of Streamlit.
+        What a page script does with them may depend on any of them: outside a section, every parameter counts as
+        read by the page itself, so no section reruns alone (:meth:`section`). Inside one, they count as read there.
         """
+        self._reads(p.name for p in self.view.params)
+        return self._current()
+
+    def ask(self, recipe: Callable[..., R], *rest: Any) -> R:
+        r"""``recipe(values, *rest)``, counting as read here only the parameters it declares (``recipe.uses``,
+        :func:`~posenc_ui.views.base.reads`); a recipe that declares none reads them all, as :attr:`values` does."""
+        self._reads(getattr(recipe, "uses", [p.name for p in self.view.params]))
+        return recipe(self._current(), *rest)
+
+    def _current(self) -> dict[str, Any]:
+        r"""The values, read from the session state once and then kept up to date by :meth:`set` and the widgets:
+        the frame asks for them dozens of times a rerun, and every session-state read goes through several layers
+        of Streamlit."""
         if self._values is None:
             self._values = {}
             for param in self.view.params:
@@ -106,12 +130,16 @@ class Page:
         """
         key = widget_key(self.view.page_id, name)
         label = self.t(f"{self.view.page_id}.{name}")
+        self._placed[name] = self._section
         value = draw_text_box(label, key, height=height)
         self._shows(name, value)
 
     def _widget(self, param: Param) -> None:
         key = widget_key(self.view.page_id, param.name)
-        current = self.values
+        current = self._current()
+        self._placed[param.name] = self._section
+        if getattr(param, "hi_from", None) is not None:
+            self._reads([param.hi_from])
         clamped = param.clamp(current[param.name], current)  # a bound may follow a widget drawn above
         label = self.t(f"{self.view.page_id}.{param.name}")
         if clamped != current[param.name]:
@@ -145,12 +173,13 @@ class Page:
     def _after_figure(self) -> None:
         hook, self.after_first_figure = self.after_first_figure, None
         if hook is not None:
+            self._fired = (self._section, hook)  # a rerun of that section draws it again
             hook()
 
     def _draw_figure(self, name: str, height: int | None, font: int | None) -> None:
         last_good: dict[tuple[str, str], go.Figure] = st.session_state.setdefault(LAST_GOOD, {})
         try:
-            fig = self.view.figures[name](self.values, self.lang)
+            fig = self.ask(self.view.figures[name], self.lang)
         except PosEncError as err:
             st.error(self.t("frame.core_refused", message=refusal_text(err, self.lang)), icon=":material/error:")
             fig = last_good.get((self.view.page_id, name))
@@ -181,46 +210,130 @@ class Page:
         When the core refuses the current settings there is nothing to check; the figure above says why.
         """
         try:
-            check = self.view.checks[name](self.values)
+            check = self.ask(self.view.checks[name])
         except PosEncError:
             st.caption(self.t("frame.check_skipped"))
             return None
-        if check in self._shown:  # two claims that coincide for these settings are shown once
+        if any(check == shown for shown, _ in self._shown):  # two claims that coincide here are shown once
             return check
-        self._shown.append(check)
+        self._shown.append((check, self._section))
         render_check(check, self.lang)
         return check
 
     def refusal(self, err: PosEncError | None) -> None:
         r"""A core refusal shown as the lesson it is, not as a crash; or ``<page>.served`` when the call worked."""
         if err is None:
-            st.success(self.t(f"{self.view.page_id}.served", **self.values), icon=":material/check_circle:")
+            st.success(self.t(f"{self.view.page_id}.served", **self._current()), icon=":material/check_circle:")
         else:
             # The refusal is the lesson (a learned table has no row past its end): a callout, not an alarm.
             st.info(self.t("frame.refusal", message=refusal_text(err, self.lang)), icon=":material/lightbulb:")
 
+    # --- sections -----------------------------------------------------------------------------------------------
+
+    def section(self, heading: str | None = None) -> Callable[[Callable[[], None]], None]:
+        r"""Draw the decorated function now, under the heading ``<page>.<heading>``, as a section that reruns alone::
+
+            @page.section("h_clocks")
+            def clocks() -> None:
+                page.controls("pairs")
+                page.figure("clocks")
+
+        Moving a widget drawn in a section reruns only the section (a Streamlit fragment): the server draws, and the
+        browser receives and redraws, its elements rather than the whole page's. That is right only while nothing
+        outside the section reads the widget's parameter. Each such rerun checks this against what the page's last
+        full run read, and reruns the whole page when it does not hold (an open explain, export or share panel reads
+        what it shows). ``tests/app/test_sections.py`` keeps every section's widgets its own at the defaults.
+        """
+
+        def draw(body: Callable[[], None]) -> None:
+            if heading is not None:
+                self.heading(heading)
+            name = heading or body.__name__
+
+            def section_run() -> None:  # a fragment is told apart by where it is drawn, not by this name
+                self._run_section(name, body)
+
+            st.fragment(section_run)()
+
+        return draw
+
+    def _run_section(self, name: str, body: Callable[[], None]) -> None:
+        again = self._finished  # the page was drawn to its end before: this is the section's own rerun
+        with TURNS if again else nullcontext():  # a full run holds the turn already
+            if again:
+                if not self.runs_alone(name):
+                    st.rerun(scope="app")
+                self._values = None  # a widget of the section has moved
+                self._read[name] = set()
+                self._shown = [(check, where) for check, where in self._shown if where != name]
+                if self._fired is not None and self._fired[0] == name:
+                    self.after_first_figure = self._fired[1]
+            self._section = name
+            try:
+                body()
+            finally:
+                self._section = None
+            if again:
+                self._store_state()
+
+    def _reads(self, names: Iterable[str]) -> None:
+        self._read.setdefault(self._section, set()).update(names)
+
+    def runs_alone(self, name: str) -> bool:
+        r"""Whether nothing outside section ``name`` read a parameter whose widget the section draws."""
+        return not self._read_elsewhere(name)
+
+    def _read_elsewhere(self, name: str) -> set[str]:
+        r"""The parameters whose widgets section ``name`` draws that something outside the section read."""
+        own = {param for param, where in self._placed.items() if where == name}
+        return {param for where, read in self._read.items() if where != name for param in own & read}
+
+    def section_map(self) -> dict[str, dict[str, list[str]]]:
+        r"""Each section's widgets, and those of them that something outside the section read (the last full run's
+        findings: a section with any of the latter reruns the whole page)."""
+        return {
+            name: {
+                "widgets": sorted(p for p, where in self._placed.items() if where == name),
+                "read_elsewhere": sorted(self._read_elsewhere(name)),
+            }
+            for name in self._read
+            if name is not None
+        }
+
     # --- panels -------------------------------------------------------------------------------------------------
 
     def explain(self) -> None:
-        r"""Formula beside the source of the core function that computes it, the paper, the live checks."""
+        r"""Formula beside the source of the core function that computes it, the paper, the live checks (folded)."""
         if not self.embedded:
-            explain_panel(self.view.explain, self.lang, self.check)
+            explain_panel(self.view, self.lang, self.check)
 
-    def finish(self) -> None:
-        r"""Write the values to the URL and to the session memory; draw the export and share boxes, next-page link.
+    def _store_state(self) -> dict[str, str]:
+        r"""Write the values to the URL and to the session memory; return them encoded.
 
         Only values that differ from their defaults are written: a link to an untouched page is just its language,
         and a missing value is seeded with its default again (:func:`~.widgets.seed`).
         """
-        self._after_figure()  # a page that drew no figure still shows what waited for one
-        values = self.values
+        values = self._current()
         changed = [p for p in self.view.params if values[p.name] != p.clamp(p.default_in(self.lang), values)]
         encoded = encode_all(changed, values)
         remember(self.view.page_id, encoded)
         write_url({"lang": self.lang, **self.url_extra, **encoded})
-        if self.embedded or self.single is not None:
-            return
-        export_panel(self.view, values, self._drawn, self.lang, self._file_stem)
-        titles = {name: plain_title(self._drawn[name]) if name in self._drawn else name for name in self.view.figures}
-        share_box(self.entry, {"lang": self.lang, **encoded}, self.lang, titles)
-        next_link(self.entry, self.lang)
+        return encoded
+
+    def finish(self) -> None:
+        r"""Write the values to the URL and to the session memory; draw the export and share boxes, next-page link."""
+        self._after_figure()  # a page that drew no figure still shows what waited for one
+        encoded = self._store_state()
+        if not self.embedded and self.single is None:
+            drawn = self._drawn
+
+            def titles() -> dict[str, str]:
+                return {n: plain_title(drawn[n]) if n in drawn else n for n in self.view.figures}
+
+            opened = export_panel(self.view, self._current(), self._drawn, self.lang, self._file_stem)
+            opened |= share_box(self.entry, {"lang": self.lang, **encoded}, self.lang, titles)
+            if opened:  # what they show follows every value
+                self._reads(p.name for p in self.view.params)
+            next_link(self.entry, self.lang)
+        st.session_state[SECTIONS] = self.section_map()
+        self._finished = True

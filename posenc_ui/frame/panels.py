@@ -10,16 +10,35 @@ from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from .. import export
 from ..i18n import t
 from ..views.base import Check, Explain, View
 
 
-def explain_panel(explain: Explain, lang: str, check: Callable[[str], object]) -> None:
+def folded(label: str, key: str, icon: str) -> DeltaGenerator | None:
+    r"""A folded panel whose content is drawn only while it is open (opening or closing it reruns the page).
+
+    Folded, it costs one element a rerun instead of all of its own; and what an open panel shows counts as read by
+    the page, so a section whose widgets it shows reruns the whole page (:meth:`~.page.Page.section`).
+    """
+    box = st.expander(label, key=key, icon=icon, on_change="rerun")
+    return box if box.open else None
+
+
+def explain_panel(view: View, lang: str, check: Callable[[str], object]) -> None:
     r"""Formula beside the source of the core function that computes it, the paper, and ``check(name)`` for each
-    of the panel's live checks."""
-    st.subheader(t("explain.title", lang), anchor=False)
+    of the panel's live checks; folded until opened."""
+    box = folded(t("explain.title", lang), f"explain.{view.page_id}", ":material/function:")
+    if box is None:
+        return
+    explain = view.explain
+    with box:
+        explain_body(explain, lang, check)
+
+
+def explain_body(explain: Explain, lang: str, check: Callable[[str], object]) -> None:
     left, right = st.columns(2, gap="large")
     with left:
         for formula in explain.latex:
@@ -61,7 +80,7 @@ def render_sources(sources: Sequence[Callable[..., Any]], lang: str) -> None:
 
 def export_panel(
     view: View, values: Mapping[str, Any], drawn: Mapping[str, go.Figure], lang: str, file_stem: Callable[[str], str]
-) -> None:
+) -> bool:
     r"""Download one figure of the page as offline HTML, PNG or SVG: pick it, pick the format, one button.
 
     The HTML keeps the figure's main slider, its frames computed on click (:func:`~posenc_ui.export.download_builder`),
@@ -73,9 +92,12 @@ def export_panel(
     """
     names = list(drawn)
     if not names:
-        return
+        return False
     key = f"export.{view.page_id}"
-    with st.expander(t("export.title", lang), icon=":material/download:"):
+    box = folded(t("export.title", lang), f"{key}.box", ":material/download:")
+    if box is None:
+        return False
+    with box:
         left, right = st.columns([3, 2])
         # Labels are plain dicts' lookups: Streamlit keeps each widget's format_func for the whole session, and a
         # closure over the page would keep every figure of every page the student has opened.
@@ -98,6 +120,7 @@ def export_panel(
             key=f"{key}.download",
             icon=":material/download:",
         )
+    return True
 
 
 def plain_title(fig: go.Figure) -> str:

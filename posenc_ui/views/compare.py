@@ -37,7 +37,7 @@ from ..figures.style import ENCODING_COLOURS, GREY
 from ..i18n import t
 from ..memo import RESULTS, memo
 from ..state import IntParam
-from .base import Check, Explain, Values, View, uses
+from .base import Check, Explain, Values, View, reads, uses
 from .compare_linear import check_linear, linear_cell
 
 LAB_DIR = ROOT / "assets" / "lab"
@@ -214,6 +214,7 @@ def numbers_table(lang: str) -> str:
     return caption + "\n\n" + "\n".join(rows)
 
 
+@reads("length")
 def comparison_table(v: Values, lang: str) -> str:
     r"""The markdown table encodings × properties (the first two columns measured live), then the lab's numbers."""
     residuals = _residuals(v["length"])

@@ -13,7 +13,7 @@ from posenc_core import COMPARED, numerical_rank, position_score_matrix
 
 from ..i18n import t
 from ..memo import memo
-from .base import Check, Values
+from .base import Check, Values, uses
 
 #: The head size of :func:`posenc_core.position_score_matrix` (its default) and a length past it.
 HEAD_DIM = 64
@@ -34,6 +34,7 @@ def linear_cell(encoding: str, lang: str) -> str:
     return t(key, lang, rank=rank, dim=HEAD_DIM, length=RANK_LENGTH)
 
 
+@uses()
 def check_linear(v: Values) -> Check:
     r"""Per-token encodings have rank ≤ d and pairwise biases rank > d: the residual is the larger of
     max rank(per-token) / d and (d + 1) / min rank(pairwise), so it passes at tolerance 1 exactly when both hold."""

@@ -51,9 +51,8 @@ from ..presets import (
 )
 from ..state import ChoiceParam, IntParam
 from . import extension_reasons as reasons
-from .base import Check, Explain, PageRefusal, Values, View, uses
+from .base import Check, Explain, PageRefusal, Values, View, reads, uses
 from .extension_models import models_figure, pasted_figure
-from .extension_models import preset_table as preset_table  # re-exported: the page script reads its view
 
 #: The model's own scaling, then every rope_type of the core's registry but plain RoPE.
 METHODS = ("model", *(name for name in ROPE_REGISTRY if name != "default"))
@@ -157,6 +156,7 @@ def wavelengths_figure(v: Values, lang: str) -> go.Figure:
     )
 
 
+@reads("model", "factor", "stretch")
 def readouts(v: Values) -> dict[str, str]:
     r"""The numbers printed beside the sliders: NTK-aware base at s, dynamic NTK's α and base at ℓ = T."""
     config = load_presets()[v["model"]].config()

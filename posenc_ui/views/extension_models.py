@@ -18,7 +18,7 @@ from ..figures import extension as figs
 from ..i18n import t
 from ..memo import memo
 from ..presets import load_presets, scaling_of, training_length, without_scaling
-from .base import Values, uses
+from .base import Values, reads, uses
 
 # --- real models, and a pasted config.json ------------------------------------------------------------------------
 
@@ -79,6 +79,13 @@ def pasted_figure(v: Values, lang: str) -> go.Figure:
     )
 
 
+@reads("model")
+def preset_words(v: Values, lang: str) -> dict[str, str]:
+    r"""What the preset paragraph quotes: the chosen model's name and :func:`preset_table`."""
+    return {"model": t(f"extension.model.{v['model']}", lang), "table": preset_table(v, lang)}
+
+
+@reads("model")
 def preset_table(v: Values, lang: str) -> str:
     r"""A markdown table of the chosen preset: field, value, where it was read (links)."""
     preset = load_presets()[v["model"]]

@@ -120,6 +120,10 @@ def live_results(values: Values) -> Mapping[str, Any] | None:
     return read_results(path) if path.is_file() else None
 
 
+#: What :func:`shown_results` reads: the committed run's task and lag, and a live run's settings.
+LIVE_READS = ("task", "source", "lag", "set", "train_length", "steps", "seed")
+
+
 def shown_results(values: Values) -> Mapping[str, Any]:
     r"""The live run of these settings when the reader asked for it and it exists; the committed run otherwise."""
     if values["source"] == "live":
@@ -216,6 +220,7 @@ def _times_l(multiple: int) -> str:
 # --- checks -------------------------------------------------------------------------------------------------
 
 
+@reads(*LIVE_READS)
 def check_inside(values: Values) -> Check:
     r"""Inside L, every model with position information reaches the optimum, its worst seed within the tolerance
     that Compare's verdicts use (tasks with an optimum); text names the highest loss inside L instead."""
@@ -234,6 +239,7 @@ def check_inside(values: Values) -> Check:
                  fmt_keys={"encoding": f"enc.{worst}"})  # fmt: skip
 
 
+@reads(*LIVE_READS)
 def check_extrapolation(values: Values) -> Check:
     r"""Past L the encodings part ways: the best and worst rise over their own inside-L loss differ by > 0.5 nats."""
     rows = band_table(dict(shown_results(values)), "loss")

@@ -38,7 +38,7 @@ from ..figures import sinusoidal as sin_figs
 from ..i18n import t
 from ..memo import RESULTS, memo
 from ..state import ChoiceParam, IntParam
-from .base import Check, Explain, Values, View, uses
+from .base import Check, Explain, Values, View, reads, uses
 
 #: The toy BERT of mmmwhy's 「Transformer 中的 position embedding 的设计」: 4 tokens, 3 positions, 2 segments.
 VOCAB, POSITIONS, SEGMENTS = 4, 3, 2
@@ -75,6 +75,7 @@ def _table(max_length: int, dim: int) -> np.ndarray:
     return learned_table(max_length, dim, seed=0)  # (max_length, d), N(0, 0.02²) as BERT initialises
 
 
+@reads("max_length", "dim", "position")
 def probe(v: Values) -> PositionOutOfRangeError | None:
     r"""The core's refusal for the chosen position, or None if the table has a row for it."""
     try:
@@ -138,6 +139,7 @@ def _trained(v: Values) -> TrainedTable:
     return read_trained(str(TRAINED_FILES[v["model"]]))
 
 
+@reads("model")
 def trained_facts(v: Values) -> dict[str, int]:
     r"""Numbers the section's text quotes for the chosen model: shape, L, last trained, first and last untouched row."""
     model = _trained(v)

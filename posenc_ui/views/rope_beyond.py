@@ -57,7 +57,7 @@ def _step(name: str, index: int | None = None) -> Callable[[Values], Check]:
         return Check(f"rope.check_{name}", residual, tolerance=1e-9, fmt={"m": v["m"], "n": v["n"], "dim": v["dim"]})
 
     check.__name__ = f"check_{name}"
-    return check
+    return uses("dim", "base", "m", "n", "seed")(check)
 
 
 check_complex = _step("complex")
@@ -67,6 +67,7 @@ check_norm = _step("norm", 2)
 check_composition = _step("composition", 3)
 
 
+@uses("dim", "base", "m", "n")
 def check_row_vector(v: Values) -> Check:
     r"""Row vectors: :math:`R_m R_n^\top = R_{m-n}` (the check), and its gap to :math:`R_{n-m}` (the erratum)."""
     right, wrong = row_vector_gaps(v["m"], v["n"], inv_freq_for(v["dim"], v["base"]))
@@ -92,6 +93,7 @@ def axial_figure(v: Values, lang: str) -> go.Figure:
     return figs.axial_scores(scores, (v["grid"] // 2, v["grid"] // 2), lang=lang)
 
 
+@uses("grid", "seed")
 def check_axial(v: Values) -> Check:
     _, residual = _axial(v["grid"], v["seed"])
     return Check("rope.check_axial", residual, tolerance=1e-9, fmt={"grid": v["grid"]})
@@ -106,6 +108,7 @@ def _linear_gap(dim: int, base: float, seed: int) -> float:
     return rope_linear_attention_residual(q, k, v, inv_freq_for(dim, base))
 
 
+@uses("dim", "base", "seed")
 def check_linear(v: Values) -> Check:
     dim = min(v["dim"], LINEAR_DIM)
     return Check("rope.check_linear", _linear_gap(dim, v["base"], v["seed"]), tolerance=1e-9,

@@ -9,7 +9,8 @@ import pytest
 
 from posenc_ui.figures import extension as figs
 from posenc_ui.state import defaults
-from posenc_ui.views.extension import VIEW, preset_table, readouts
+from posenc_ui.views.extension import VIEW, readouts
+from posenc_ui.views.extension_models import preset_table
 
 SCRIPT = "pages/7_Context_extension.py"
 

@@ -182,6 +182,8 @@ def test_reset_in_presenter_mode_keeps_the_mode_and_the_step(open_page) -> None:
 
 def test_share_box_offers_presenter_link_and_one_embed_per_figure(open_page) -> None:
     at = open_page("pages/8_ALiBi.py", lang="en")
+    at.session_state["share.alibi.box"] = True  # folded until opened
+    at.run()
     choose = at.selectbox(key="share.alibi.figure")
     assert len(choose.options) == 1 + len(catalog.BY_ID["alibi"].view.figures)
     at.toggle(key="share.alibi.present").set_value(True).run()

@@ -1,0 +1,84 @@
+r"""Sections: a widget drawn in a section reruns only that section, so nothing outside it may read the widget.
+
+Moving a slider of a section reruns the section alone (a Streamlit fragment), which the browser bench measures at
+about a third of a whole page's cost. That is right only while nothing outside the section reads the slider's
+parameter. The frame checks it on every such rerun against what the page's last full run read, and reruns the whole
+page when it fails, so a page that breaks the rule stays correct and is merely slow. These tests keep every page
+fast: at the defaults, in both languages, no section's widget is read elsewhere. The tests also check what makes
+that true: every recipe says what it reads, and every live check is drawn in the page, not only in its folded panel.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from posenc_ui import catalog
+from posenc_ui.frame.page import SECTIONS
+from posenc_ui.i18n import t
+from posenc_ui.state import defaults
+from posenc_ui.views import VIEWS
+
+#: The sliders a student moves most, and the section each must live in (so that moving it reruns only that).
+LOCAL = {
+    "sinusoidal": {"offset": "h_shift", "dims": "h_waves"},
+    "learned": {"position": "h_wall", "model": "h_trained", "token": "h_onehot"},
+    "relative": {"num_buckets": "h_t5", "t5_length": "h_t5", "cross_length": "h_why"},
+    "rope": {"m": "clocks", "n": "clocks", "tolerance": "h_periods", "grid": "h_beyond", "same_vector": "h_decay"},
+    "extension": {"window": "h_rerope", "config": "h_paste"},
+    "alibi": {"threshold": "weights", "seed": "weights"},
+    "first": {"bits": "h_binary"},
+}
+
+
+def sections_of(open_page, view, lang: str, **state) -> dict[str, dict[str, list[str]]]:
+    at = open_page(catalog.BY_ID[view.page_id].script, lang=lang)
+    if state:
+        for key, value in state.items():
+            at.session_state[key] = value
+        at.run()
+    assert not at.exception
+    return at.session_state[SECTIONS]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)
+def test_no_section_widget_is_read_outside_its_section(open_page, view, lang: str) -> None:
+    sections = sections_of(open_page, view, lang)
+    assert {name: s["read_elsewhere"] for name, s in sections.items() if s["read_elsewhere"]} == {}
+    placed = {widget: name for name, s in sections.items() for widget in s["widgets"]}
+    assert {w: placed.get(w) for w in LOCAL.get(view.page_id, {})} == LOCAL.get(view.page_id, {})
+
+
+@pytest.mark.parametrize(
+    ("page_id", "panel"),
+    [("rope", "explain.rope"), ("rope", "share.rope.box"), ("sinusoidal", "export.sinusoidal.box")],
+)
+def test_an_open_panel_makes_its_sections_rerun_the_whole_page(open_page, page_id: str, panel: str) -> None:
+    r"""What an open panel shows follows the widgets, so a section whose widget it shows cannot rerun alone."""
+    view = catalog.BY_ID[page_id].view
+    sections = sections_of(open_page, view, "en", **{panel: True})
+    assert any(s["read_elsewhere"] for s in sections.values())
+    if panel.startswith(("share", "export")):  # the link and the downloads carry every value
+        assert all(s["read_elsewhere"] == s["widgets"] for s in sections.values())
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)
+def test_every_recipe_says_what_it_reads(view) -> None:
+    r"""A recipe without ``uses`` counts as reading every parameter: any section drawing it would never run alone."""
+    undeclared = [name for name, fn in {**view.figures, **view.checks}.items() if not hasattr(fn, "uses")]
+    assert undeclared == []
+    names = {p.name for p in view.params}
+    assert all(set(fn.uses) <= names for fn in {**view.figures, **view.checks}.values())
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)
+def test_every_live_check_is_drawn_in_the_page_not_only_in_its_folded_panel(open_page, view) -> None:
+    at = open_page(catalog.BY_ID[view.page_id].script, lang="en")
+    assert not at.exception
+    drawn = "\n".join(box.value for box in [*at.success, *at.error])
+    values = defaults(view.params, "en")
+    for name, recipe in view.checks.items():
+        check = recipe(values)
+        words = {key: t(word, "en") for key, word in check.fmt_keys.items()}
+        text = t(check.key, "en", residual=f"{check.residual:.1e}", **check.fmt, **words)
+        assert text in drawn, name
