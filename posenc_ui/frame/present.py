@@ -43,7 +43,8 @@ CONTROL_ROW = 95  # px
 PRESENT_FONT = 15  # px: plotly's default 12 px is too small on a projector (the builders' own sizes still win)
 TRUE = ("true", "1", "yes", "on")
 
-#: Presenter-only styles: larger type for a projector, less empty space above the title row.
+#: Presenter-only styles: larger type for a projector, less empty space above the title row, and no focus frame
+#: around the whole slide once the keys have stepped (Streamlit draws it as an inset shadow on ``stMain::before``).
 PRESENT_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-bottom: 0.5rem; max-width: 100%; }
 [data-testid="stHeader"] { background: transparent; pointer-events: none; }
@@ -53,6 +54,7 @@ PRESENT_CSS = """<style>
 [data-testid="stMain"] h1 { font-size: 2.2rem; padding: 0; }
 .st-key-present_count p { font-size: 1.4rem; font-weight: 600; text-align: center; }
 [data-testid="stMain"]:focus-visible, [data-testid="stMainBlockContainer"]:focus-visible { outline: none; }
+[data-testid="stMain"]::before { box-shadow: none !important; }
 </style>"""
 
 

@@ -56,6 +56,8 @@ def test_presenter_fits_a_projector_and_steps(page: Page, app_url: str, console_
         # the counter is drawn before the run ends; the URL is written at its end
         page.wait_for_function(f"() => location.search.includes('figure={names[1]}')", timeout=15_000)
         assert figure_param(page) == names[1]
+        frame = "() => getComputedStyle(document.querySelector('[data-testid=stMain]'), '::before').boxShadow"
+        assert page.evaluate(frame) == "none", "a focus frame around the whole slide"
         page.screenshot(path=str(SCREENSHOTS / f"present-{page_id}-{lang}-step2-1280x720.png"))
     assert not console_errors
 
