@@ -3,8 +3,9 @@ r"""One simulated student for ``bench/load.py``: a browser tab speaking Streamli
 A :class:`Session` does what a tab does: ``GET /`` (cookies), a websocket to ``/_stcore/stream`` (subprotocol
 ``streamlit``), then one ``BackMsg.rerun_script`` per action, read back as ``ForwardMsg`` protobufs until
 ``script_finished``. Like a browser it keeps Streamlit's message cache: an element it already holds comes back as its
-hash. :func:`walk` is one round of one student: every page, then slider moves on it, with think time between actions,
-everything measured into :class:`Stats`.
+hash, and a slider drawn inside a section (a Streamlit fragment: the delta carries its ``fragment_id``) is moved the
+way a browser moves it, by rerunning that section alone. :func:`walk` is one round of one student: every page, then
+slider moves on it, with think time between actions, everything measured into :class:`Stats`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class Run:
 
     seconds: float = 0.0
     sliders: dict[str, Slider] = field(default_factory=dict)
+    fragments: dict[str, str] = field(default_factory=dict)  # slider id → the section (fragment) that drew it
     errors: list[str] = field(default_factory=list)
 
 
@@ -44,6 +46,7 @@ class Stats:
     errors: list[str] = field(default_factory=list)
     upstreams: list[str] = field(default_factory=list)  # X-Upstream of each connection (behind nginx)
     reconnects: int = 0
+    section_moves: int = 0  # slider moves that reran only their section
     by_page: dict[str, list[float]] = field(default_factory=dict)  # rerun seconds per page (and move)
     log: list[tuple[float, str]] = field(default_factory=list)  # (time, "ok" | "error") of every rerun
 
@@ -91,9 +94,13 @@ class Session:
                 pass
             self.ws = None
 
-    def rerun(self, page_hash: str = "", widget: tuple[str, float] | None = None) -> Run:
-        r"""Send one ``rerun_script`` and read ForwardMsgs until ``script_finished`` or the deadline."""
+    def rerun(self, page_hash: str = "", widget: tuple[str, float] | None = None, fragment: str = "") -> Run:
+        r"""Send one ``rerun_script`` and read ForwardMsgs until ``script_finished`` or the deadline.
+
+        ``fragment``: the section the slider was drawn in, which a browser reruns alone (``fragment_id``).
+        """
         msg = self._rerun_script(page_hash, widget)
+        msg.rerun_script.fragment_id = fragment
         run = Run()
         began = time.perf_counter()
         self.ws.send_binary(msg.SerializeToString())
@@ -150,7 +157,7 @@ class Session:
         elif kind == "page_not_found":
             run.errors.append(f"page not found: {fwd.page_not_found.page_name!r}")
         elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-            _read_element(fwd.delta.new_element, run)
+            _read_element(fwd.delta.new_element, run, fwd.delta.fragment_id)
         elif kind == "script_finished":
             return self._finished(fwd.script_finished, run)
         return False
@@ -159,20 +166,22 @@ class Session:
         r"""``script_finished``: True when it ends this rerun (then the message cache ages by one run)."""
         if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
             return False  # an earlier run (one past its deadline) was cut short by ours; ours follows
-        if status != ForwardMsg.FINISHED_SUCCESSFULLY:
+        if status not in (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
             run.errors.append(f"script finished with status {status}")
         self.runs += 1
         self.cache = {h: seen for h, seen in self.cache.items() if self.runs - seen <= self.max_age}
         return True
 
 
-def _read_element(element: Element, run: Run) -> None:
-    r"""An exception on the page is an error; a slider is one the walk may move."""
+def _read_element(element: Element, run: Run, fragment: str) -> None:
+    r"""An exception on the page is an error; a slider is one the walk may move (``fragment``: its section)."""
     what = element.WhichOneof("type")
     if what == "exception":
         run.errors.append(f"exception: {element.exception.type}: {element.exception.message[:200]}")
     elif what == "slider" and element.slider.type == Slider.SLIDER:
         run.sliders[element.slider.id] = element.slider
+        if fragment:
+            run.fragments[element.slider.id] = fragment
 
 
 def new_value(slider: Slider, rng: random.Random) -> float | None:
@@ -194,7 +203,7 @@ def walk(session: Session, stats: Stats, *, pages: Sequence[str], moves: int, th
     r"""One round: every page in ``pages`` (URL paths), then ``moves`` slider moves on it."""
 
     def act(page_hash: str = "", widget: tuple[str, float] | None = None, where: str = "home",
-            retry: bool = True) -> Run | None:  # fmt: skip
+            retry: bool = True, fragment: str = "") -> Run | None:  # fmt: skip
         if time.monotonic() > stop_at:
             return None
         if think and retry:
@@ -204,7 +213,7 @@ def walk(session: Session, stats: Stats, *, pages: Sequence[str], moves: int, th
                 session.connect()
                 stats.upstreams.append(session.upstream)
                 stats.reconnects += 1
-            run = session.rerun(page_hash, widget)
+            run = session.rerun(page_hash, widget, fragment)
         except (OSError, websocket.WebSocketException) as err:
             stats.errors.append(f"connection: {type(err).__name__}: {err}")
             stats.log.append((time.monotonic(), "error"))
@@ -226,10 +235,19 @@ def walk(session: Session, stats: Stats, *, pages: Sequence[str], moves: int, th
             stats.errors.append(f"page {path!r} not served (server lists {sorted(session.pages)})")
             continue
         run = act(session.pages[path], where=path)
+        if run is None:
+            continue
+        sliders, fragments = dict(run.sliders), dict(run.fragments)  # a section's rerun sends only its own
         for _ in range(moves):
-            if run is None or not run.sliders:
+            if not sliders:
                 break
-            slider = rng.choice(list(run.sliders.values()))
+            slider = rng.choice(list(sliders.values()))
             value = new_value(slider, rng)
             if value is not None:
-                run = act(session.pages[path], (slider.id, value), f"{path} {slider.label}={value:g}") or run
+                fragment = fragments.get(slider.id, "")
+                where = f"{path} {slider.label}={value:g}"
+                moved = act(session.pages[path], (slider.id, value), where, fragment=fragment)
+                stats.section_moves += bool(fragment and moved)
+                if moved is not None:
+                    sliders.update(moved.sliders)
+                    fragments.update(moved.fragments)

@@ -41,6 +41,7 @@ def test_load_tool_drives_a_real_server_without_errors() -> None:
     assert only.errors == []
     assert only.reruns == 3 * (1 + 1 + 2)  # home page, the page, two slider moves — per session
     assert all(len(s.by_page) == 4 for s in stats)  # every move really changed a slider
+    assert all(s.section_moves == 2 for s in stats)  # page 1's sliders live in a section, which reran alone
     assert 0 < only.rss_after < 1024
 
 
