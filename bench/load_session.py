@@ -14,7 +14,7 @@ import random
 import socket
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import websocket
@@ -234,20 +234,27 @@ def walk(session: Session, stats: Stats, *, pages: Sequence[str], moves: int, th
         if path not in session.pages:
             stats.errors.append(f"page {path!r} not served (server lists {sorted(session.pages)})")
             continue
-        run = act(session.pages[path], where=path)
-        if run is None:
+        page = session.pages[path]
+        run = act(page, where=path)
+        if run is not None:
+            move_sliders(run, lambda widget, where, fragment: act(page, widget, where, fragment=fragment),  # noqa: B023
+                         path=path, moves=moves, rng=rng, stats=stats)  # fmt: skip
+
+
+def move_sliders(first: Run, act: Callable[[tuple[str, float], str, str], Run | None], *, path: str, moves: int,
+                 rng: random.Random, stats: Stats) -> None:  # fmt: skip
+    r"""``moves`` moves of the sliders that ``first`` (a page's run) drew; one drawn in a section reruns it alone."""
+    sliders, fragments = dict(first.sliders), dict(first.fragments)  # a section's rerun sends only its own
+    for _ in range(moves):
+        if not sliders:
+            break
+        slider = rng.choice(list(sliders.values()))
+        value = new_value(slider, rng)
+        if value is None:
             continue
-        sliders, fragments = dict(run.sliders), dict(run.fragments)  # a section's rerun sends only its own
-        for _ in range(moves):
-            if not sliders:
-                break
-            slider = rng.choice(list(sliders.values()))
-            value = new_value(slider, rng)
-            if value is not None:
-                fragment = fragments.get(slider.id, "")
-                where = f"{path} {slider.label}={value:g}"
-                moved = act(session.pages[path], (slider.id, value), where, fragment=fragment)
-                stats.section_moves += bool(fragment and moved)
-                if moved is not None:
-                    sliders.update(moved.sliders)
-                    fragments.update(moved.fragments)
+        fragment = fragments.get(slider.id, "")
+        moved = act((slider.id, value), f"{path} {slider.label}={value:g}", fragment)
+        stats.section_moves += bool(fragment and moved)
+        if moved is not None:
+            sliders.update(moved.sliders)
+            fragments.update(moved.fragments)

@@ -6,7 +6,7 @@ A page script reads like a description of its UI::
         page.text("intro")                      # markdown from the i18n catalogue (skipped when embedded)
         page.controls("length", "dim", "base")  # widgets built from the view's Params
         page.figure("heatmap")                  # the view's figure; errors keep the last good one
-        page.explain()                          # formula beside the core source, paper, live checks
+        page.explain()                          # formula beside the core source, paper (folded)
                                                 # leaving: values → URL, export, share / embed box, next page
 
 The block is the page's turn (:mod:`posenc_ui.turns`): one page script runs at a time per server process.
@@ -21,7 +21,7 @@ One module a job:
 :mod:`.language`          the reader's language and its switch
 :mod:`.navigation`        sidebar, home cards, next-page link, share / embed box, reset to defaults
 :mod:`.present`           presenter mode and the single-figure embed: one figure of the view, its own controls
-:mod:`.panels`            explain panel (formula, source, live checks) and export panel
+:mod:`.panels`            explain panel (formula, paper, source) and export panel, folded until opened
 :mod:`.heap`              the once-per-process GC freeze
 ========================  ===================================================================================
 

@@ -241,8 +241,8 @@ class Page:
         Moving a widget drawn in a section reruns only the section (a Streamlit fragment): the server draws, and the
         browser receives and redraws, its elements rather than the whole page's. That is right only while nothing
         outside the section reads the widget's parameter. Each such rerun checks this against what the page's last
-        full run read, and reruns the whole page when it does not hold (an open explain, export or share panel reads
-        what it shows). ``tests/app/test_sections.py`` keeps every section's widgets its own at the defaults.
+        full run read, and reruns the whole page when it does not hold (an open export or share panel carries every
+        value). ``tests/app/test_sections.py`` keeps every section's widgets its own at the defaults.
         """
 
         def draw(body: Callable[[], None]) -> None:
@@ -303,9 +303,9 @@ class Page:
     # --- panels -------------------------------------------------------------------------------------------------
 
     def explain(self) -> None:
-        r"""Formula beside the source of the core function that computes it, the paper, the live checks (folded)."""
+        r"""Formula beside the source of the core function that computes it, and the paper (folded)."""
         if not self.embedded:
-            explain_panel(self.view, self.lang, self.check)
+            explain_panel(self.view, self.lang)
 
     def _store_state(self) -> dict[str, str]:
         r"""Write the values to the URL and to the session memory; return them encoded.

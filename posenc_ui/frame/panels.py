@@ -1,4 +1,4 @@
-r"""The panels under a page's figures: explain (formula, paper, live checks beside the core's source) and export."""
+r"""The panels under a page's figures: explain (formula and paper beside the core's source) and export."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from .. import export
 from ..i18n import t
-from ..views.base import Check, Explain, View
+from ..views.base import Check, View
 
 
 def folded(label: str, key: str, icon: str) -> DeltaGenerator | None:
@@ -27,27 +27,20 @@ def folded(label: str, key: str, icon: str) -> DeltaGenerator | None:
     return box if box.open else None
 
 
-def explain_panel(view: View, lang: str, check: Callable[[str], object]) -> None:
-    r"""Formula beside the source of the core function that computes it, the paper, and ``check(name)`` for each
-    of the panel's live checks; folded until opened."""
+def explain_panel(view: View, lang: str) -> None:
+    r"""Formula beside the source of the core function that computes it, and the paper; folded until opened."""
     box = folded(t("explain.title", lang), f"explain.{view.page_id}", ":material/function:")
     if box is None:
         return
     explain = view.explain
     with box:
-        explain_body(explain, lang, check)
-
-
-def explain_body(explain: Explain, lang: str, check: Callable[[str], object]) -> None:
-    left, right = st.columns(2, gap="large")
-    with left:
-        for formula in explain.latex:
-            st.latex(formula)
-        st.markdown(f"**{t('explain.paper', lang)}** {explain.paper}")
-        for name in explain.checks:
-            check(name)
-    with right:
-        render_sources(explain.sources, lang)
+        left, right = st.columns(2, gap="large")
+        with left:
+            for formula in explain.latex:
+                st.latex(formula)
+            st.markdown(f"**{t('explain.paper', lang)}** {explain.paper}")
+        with right:
+            render_sources(explain.sources, lang)
 
 
 def render_check(check: Check, lang: str) -> None:

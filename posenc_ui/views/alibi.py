@@ -186,7 +186,6 @@ VIEW = View(
         ),
         sources=(alibi_slopes, alibi_bias, alibi_key_only_bias, alibi_receptive_field),
         paper="Press, Smith & Lewis 2021, *Train Short, Test Long: Attention with Linear Biases*, arXiv:2108.12409, §3",
-        checks=("slopes", "forms"),
     ),
 )
 

@@ -105,12 +105,12 @@ CheckFn = Callable[[Values], Check]
 
 @dataclass(frozen=True)
 class Explain:
-    r"""The explain panel: formulas (LaTeX), the core functions that compute them, the paper, the main checks."""
+    r"""The explain panel: formulas (LaTeX), the core functions that compute them, the paper (the live checks sit in
+    the page beside their figures, where they stay visible while the panel is folded)."""
 
     latex: tuple[str, ...]
     sources: tuple[Callable[..., Any], ...]
     paper: str
-    checks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

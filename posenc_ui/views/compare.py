@@ -387,7 +387,6 @@ VIEW = View(
         sources=(position_score_matrix, toeplitz_residual, numerical_rank, band_table, verdict_measures, verdict),
         paper="Vaswani et al. 2017, arXiv:1706.03762; Shaw et al. 2018, arXiv:1803.02155; Raffel et al. 2020 (T5), "
         "arXiv:1910.10683; Su et al. 2021 (RoPE), arXiv:2104.09864; Press et al. 2021 (ALiBi), arXiv:2108.12409",
-        checks=("relative", "absolute", "linear", "task_dependence", "alibi_local", "retrieval", "relative_not_enough"),
     ),
 )
 

@@ -393,7 +393,6 @@ VIEW = View(
         paper="Chen et al. 2023 (PI), arXiv:2306.15595; bloc97 2023 (NTK-aware); Peng et al. 2023 (YaRN), "
         "arXiv:2309.00071, §3; Meta 2024 (Llama 3.1), arXiv:2407.21783; Ding et al. 2024 (LongRoPE), arXiv:2402.13753"
         + reasons.PAPER,
-        checks=("ntk", "dynamic", "regimes", "temperature", "interpolation", *reasons.CHECKS),
     ),
 )
 

@@ -102,7 +102,6 @@ VIEW = View(
         ),
         sources=(integer_positions, normalized_positions, binary_positions),
         paper="Kazemnejad 2019, *Transformer Architecture: The Positional Encoding*; Vaswani et al. 2017, §3.5",
-        checks=("step", "jumps"),
     ),
 )
 

@@ -270,7 +270,6 @@ VIEW = View(
         sources=(optimal_loss, band_table),
         paper="Press, Smith & Lewis 2022 (ALiBi, arXiv:2108.12409) §4, Fig. 1; Peng et al. 2023 (YaRN, "
         "arXiv:2309.00071); Mohtashami & Jaggi 2023 (passkey retrieval, arXiv:2305.16300)",
-        checks=("inside", "extrapolation"),
     ),
 )
 

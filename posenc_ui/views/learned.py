@@ -271,7 +271,6 @@ VIEW = View(
         ),
         sources=(learned_table, lookup_positions, neighbour_cosine, row_distances, embedding_sum_as_linear),
         paper="Devlin et al. 2018, *BERT*, arXiv:1810.04805, §3.2; Vaswani et al. 2017, arXiv:1706.03762, §3.5",
-        checks=("wall", "onehot"),
     ),
 )
 

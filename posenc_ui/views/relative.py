@@ -233,7 +233,6 @@ VIEW = View(
             diagonal_spread,
         ),
         paper="Shaw, Uszkoreit & Vaswani 2018, arXiv:1803.02155, §3; Raffel et al. 2020 (T5), arXiv:1910.10683, §2.1",
-        checks=("toeplitz", "t5", "cross"),
     ),
 )
 

@@ -361,19 +361,6 @@ VIEW = View(
         ),
         paper="Su et al. 2021, *RoFormer: Enhanced Transformer with Rotary Position Embedding*, arXiv:2104.09864, "
         "§3.2–3.4; Hugging Face transformers: `rotate_half`, `convert_llama_weights_to_hf.py`",
-        checks=(
-            "relative",
-            "composition",
-            "permutation",
-            "wrong",
-            "mixed",
-            "published",
-            "no_decay",
-            "period",
-            "toy",
-            "axial",
-            "linear",
-        ),
     ),
 )
 

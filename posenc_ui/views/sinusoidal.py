@@ -202,7 +202,6 @@ VIEW = View(
             residual_stream_probe,
         ),
         paper="Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762, §3.5",
-        checks=("shift", "exponent", "stripes", "sin_and_cos", "depth"),
     ),
 )
 

@@ -114,7 +114,6 @@ VIEW = View(
         ),
         sources=(self_attention, permutation_equivariance_residual),
         paper="Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762, §3.2, §3.5",
-        checks=("none", "selected"),
     ),
 )
 
