@@ -185,7 +185,7 @@ def test_a_page_left_behind_keeps_nothing_of_itself_alive(open_page) -> None:
 def test_each_page_has_two_figures_formula_source_and_passing_checks(open_page, script: str) -> None:
     at = open_page(script, lang="en")
     assert len(at.get("plotly_chart")) >= 2
-    assert not at.latex or script.endswith("Compare.py")  # the formula panel is folded (Compare's table has maths)
+    assert not at.latex  # the formula panel is folded
     at.session_state[f"explain.{next(p.id for p in PAGES if p.script == script)}"] = True
     at.run()
     assert at.latex and any("def " in code.value for code in at.code)

@@ -1,11 +1,12 @@
 r"""Sections: a widget drawn in a section reruns only that section, so nothing outside it may read the widget.
 
-Moving a slider of a section reruns the section alone (a Streamlit fragment), which the browser bench measures at
-about a third of a whole page's cost. That is right only while nothing outside the section reads the slider's
-parameter. The frame checks it on every such rerun against what the page's last full run read, and reruns the whole
-page when it fails, so a page that breaks the rule stays correct and is merely slow. These tests keep every page
-fast: at the defaults, in both languages, no section's widget is read elsewhere. The tests also check what makes
-that true: every recipe says what it reads, and every live check is drawn in the page, not only in its folded panel.
+Moving a slider of a section reruns the section alone (a Streamlit fragment): in the browser bench, RoPE's grid
+slider went from 371 ms and 83 KB a move to 156–216 ms and 7 KB. That is right only while nothing outside the
+section reads the slider's parameter. The frame checks it on every such rerun against what the page's last full
+run read, and reruns the whole page when it fails, so a page that breaks the rule stays correct and is merely slow.
+These tests keep every page fast: at the defaults, in both languages, no section's widget is read elsewhere. They
+also check what makes that true: every recipe says what it reads, and every live check is drawn in the page, not
+only in its folded panel.
 """
 
 from __future__ import annotations
