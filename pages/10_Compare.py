@@ -6,7 +6,7 @@ from posenc_ui.views.compare import VIEW, comparison_table
 with start(VIEW) as page:
     page.text("intro")
 
-    @page.section()  # one slider feeds everything
+    @page.section()  # one slider feeds everything: a move still skips the frame and the panels around it
     def compare() -> None:
         page.heading("h_table")
         page.controls("length")

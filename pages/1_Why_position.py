@@ -6,7 +6,7 @@ from posenc_ui.views.why import VIEW
 with start(VIEW) as page:
     page.text("intro")
 
-    @page.section()  # every figure reads every widget
+    @page.section()  # every figure reads every widget: a move still skips the frame and the panels around it
     def attention() -> None:
         page.heading("h_attention")
         page.controls("pair", "encoding")

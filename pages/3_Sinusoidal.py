@@ -30,7 +30,7 @@ with start(VIEW) as page:
         page.check("shift")
         page.text("errata_shift")
         page.check("errata_shift")
-        page.text("faq_sin_cos")  # its check is the offset's too
+        page.text("faq_sin_cos")  # here, not in the FAQ below: its check reads the offset k
         page.check("sin_and_cos")
 
     page.heading("h_exponent")
