@@ -66,8 +66,8 @@ def drag(at: AppTest, key: str, moves: int, *, from_top: bool) -> list[float]:
 
 
 def payload(at: AppTest) -> tuple[int, int]:
-    r"""(largest figure, all figures) in bytes of figure JSON on the page as rendered."""
-    sizes = [len(chart.proto.spec) for chart in at.get("plotly_chart")]
+    r"""(largest figure, all figures) in bytes of figure JSON (with the plot's config) on the page as rendered."""
+    sizes = [len(chart.proto.bytes) for chart in at.get("bidi_component")]
     return max(sizes), sum(sizes)
 
 

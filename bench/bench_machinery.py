@@ -1,15 +1,18 @@
-r"""The app's two pieces of custom machinery against what the libraries offer, side by side in one run.
+r"""Two of the app's three pieces of custom machinery against what the libraries offer, side by side in one run.
 
     python bench/bench_machinery.py [--repeat 20]
 
-1. **Sending a figure.** Every figure of every page at its defaults, as ``st.plotly_chart`` sends it
-   (``return_figure_from_figure_or_data`` then ``plotly.io.to_json``), built two ways from the same trace dicts:
+1. **Sending a figure.** Every figure of every page at its defaults, as the app's chart sends it
+   (:func:`posenc_ui.frame.chart.payload`: ``plotly.io.to_json``), built two ways from the same trace dicts:
    plotly's public path (``go.Figure(spec)``, which validates every property) and :class:`BuiltFigure` (which keeps
    the wire dict; ``tests/app/test_figures.py`` pins that both send the same JSON). "miss" is a slider move that
    builds the figure and sends it; "hit" sends an already-built figure again (another widget moved).
 2. **Remembering a result.** One page result (a dict with a 256² float32 heatmap) read back from
    :func:`posenc_ui.memo.memo` (cachetools, bounded in bytes), ``functools.lru_cache`` (bounded in entries), and
    ``st.cache_data`` (bounded in entries, returns a copy). Only the first can bound the app's memory in bytes.
+
+The third, the chart component that redraws a plot in place, is timed in the browser:
+``python bench/bench_browser.py --charts``.
 
 The figures are medians over ``--repeat`` rounds; ratios are to the first column of each table.
 """
@@ -29,10 +32,10 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 import plotly.graph_objects as go  # noqa: E402
-import plotly.io as pio  # noqa: E402
-from plotly.tools import return_figure_from_figure_or_data  # noqa: E402
 
 from posenc_ui.figures.built import BuiltFigure, unwire  # noqa: E402
+from posenc_ui.frame.chart import payload  # noqa: E402
+from posenc_ui.frame.page import PLOTLY_CONFIG  # noqa: E402
 from posenc_ui.memo import memo, pool  # noqa: E402
 from posenc_ui.state import defaults  # noqa: E402
 from posenc_ui.views import VIEWS  # noqa: E402
@@ -47,9 +50,9 @@ def median_ms(fn: Callable[[], object], repeat: int) -> float:
     return 1e3 * statistics.median(samples)
 
 
-def send(fig: go.Figure) -> str:
-    r"""What ``st.plotly_chart`` (Streamlit 1.67) does with a figure before it goes on the wire."""
-    return pio.to_json(return_figure_from_figure_or_data(fig, validate_figure=True), validate=False)
+def send(fig: go.Figure) -> bytes:
+    r"""What the app's chart does with a figure before it goes on the wire."""
+    return payload(fig, PLOTLY_CONFIG)
 
 
 def page_specs() -> dict[str, list[dict]]:

@@ -18,6 +18,7 @@ from ..i18n import t
 from ..state import ChoiceParam, Param, encode_all
 from ..turns import TURNS
 from ..views.base import Check, View
+from .chart import plotly_chart
 from .navigation import next_link, share_box
 from .panels import explain_panel, export_panel, plain_title, render_check
 from .present import resized
@@ -192,7 +193,7 @@ class Page:
         if self.touch:  # a touch screen shows plotly's toolbar always, over the title; the download panel remains
             config["displayModeBar"] = False
         shown = fig if height is None else resized(fig, height, font)
-        st.plotly_chart(shown, theme=None, config=config, key=f"fig.{self.view.page_id}.{name}")
+        plotly_chart(shown, config=config, key=f"fig.{self.view.page_id}.{name}")
 
     def figures(self, *names: str) -> None:
         r"""Several figures side by side on a wide screen, one under the other on a phone."""

@@ -19,6 +19,7 @@ from ..i18n import LANGS, t
 from ..state import Problem
 from ..turns import TURNS
 from ..views.base import View
+from .chart import preload_plotly
 from .heap import freeze_heap
 from .language import language_switch, resolve_lang
 from .navigation import navigation, next_link, reset_button
@@ -98,6 +99,9 @@ def open_page(view: View) -> Page:
     if presenter:  # the title row has no room for it: the language switch waits in the collapsed sidebar
         with st.sidebar:
             language_switch(lang)
+    if not embedded:  # an embed draws its figure at once; a sidebar would show in the frame
+        with st.sidebar:
+            preload_plotly()
     for problem in problems:
         st.warning(notice(problem, lang), icon=":material/link_off:")
     if unknown is not None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from posenc_ui.figures import extension as figs
+from posenc_ui.frame.chart import sent_charts
 from posenc_ui.state import defaults
 from posenc_ui.views.extension import VIEW, readouts
 from posenc_ui.views.extension_models import preset_table
@@ -55,11 +56,11 @@ def test_longrope_and_phi3_as_published_are_refused_with_a_pointer_to_the_paste_
 
 def test_broken_pasted_config_keeps_the_last_good_figure(open_page) -> None:
     at = open_page(SCRIPT, lang="en")
-    charts = len(at.get("plotly_chart"))
+    charts = len(sent_charts(at))
     at.text_area(key="extension.config").set_value('{"rope_theta": 10000, "head_dim": 128,').run()
     assert not at.exception
     assert any("not valid JSON" in e.value for e in at.error)
-    assert len(at.get("plotly_chart")) == charts
+    assert len(sent_charts(at)) == charts
     at.text_area(key="extension.config").set_value(
         json.dumps({"head_dim": 64, "max_position_embeddings": 2048, "rope_scaling": {"rope_type": "magic"}})
     ).run()
@@ -68,7 +69,7 @@ def test_broken_pasted_config_keeps_the_last_good_figure(open_page) -> None:
     assert any("max_position_embeddings" in e.value for e in at.error)
     at.text_area(key="extension.config").set_value(json.dumps({"max_position_embeddings": 4096})).run()
     assert any("head_dim" in e.value for e in at.error)
-    assert len(at.get("plotly_chart")) == charts
+    assert len(sent_charts(at)) == charts
 
 
 def test_pasted_phi3_style_longrope_config_is_drawn(open_page) -> None:

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from posenc_ui.figures import attention, heatmap, learned, positions, sinusoidal, style
 from posenc_ui.figures.built import BuiltFigure, typed_array, unwire
 from posenc_ui.figures.style import ENCODING_COLOURS, TEMPLATE
+from posenc_ui.frame.chart import sent_charts
 from posenc_ui.state import defaults
 from posenc_ui.views import VIEWS
 
@@ -170,13 +171,12 @@ def test_a_built_figure_shows_edits_made_through_plotly() -> None:
 
 
 def test_sending_a_figure_never_builds_its_plotly_tree() -> None:
-    r"""What ``st.plotly_chart`` (Streamlit 1.67) and the page frame do with a figure must stay on the cheap path."""
-    from plotly.tools import return_figure_from_figure_or_data
-
+    r"""What the chart component (:mod:`posenc_ui.frame.chart`) and the page frame do with a figure stay cheap."""
     from posenc_ui.frame import plain_title
+    from posenc_ui.frame.chart import payload
 
     fig = style.figure([{"type": "heatmap", "z": np.eye(3)}], title="<b>Bold</b><br>title")
-    pio.to_json(return_figure_from_figure_or_data(fig, validate_figure=True), validate=False)
+    payload(fig, {})
     assert plain_title(fig) == "Bold title"
     assert fig.__dict__["_built"] is False
 
@@ -186,16 +186,17 @@ def _one_built_figure() -> None:  # an AppTest script: it runs in this process, 
     import streamlit as st
 
     from posenc_ui.figures import style
+    from posenc_ui.frame.chart import plotly_chart
 
     fig = style.figure([{"type": "heatmap", "z": np.eye(3)}], title="<b>位置</b> · title", x="x", y="y")
     st.session_state["figure"] = fig
-    st.plotly_chart(fig)
+    plotly_chart(fig, config={"displaylogo": False}, key="one")
 
 
-def test_streamlit_sends_a_built_figure_as_it_sends_the_validated_one() -> None:
+def test_a_chart_sends_a_built_figure_as_plotly_writes_the_validated_one() -> None:
     r"""The contract :class:`BuiltFigure` relies on, pinned to the Streamlit and plotly versions in requirements.txt.
 
-    ``st.plotly_chart`` must send exactly the JSON of the equivalent validated ``go.Figure``, and must get it through
+    A chart must send exactly the JSON of the equivalent validated ``go.Figure``, and must get it through
     ``to_dict()`` alone, never building the plotly tree. A new Streamlit or plotly must pass this before it is pinned.
     """
     import plotly
@@ -205,9 +206,10 @@ def test_streamlit_sends_a_built_figure_as_it_sends_the_validated_one() -> None:
     at = AppTest.from_function(_one_built_figure).run(timeout=30)
     assert not at.exception
     fig = at.session_state["figure"]
-    sent = json.loads(at.get("plotly_chart")[0].proto.spec)
+    (sent,) = sent_charts(at)
     assert fig.__dict__["_built"] is False  # sent through to_dict() alone
-    assert sent == json.loads(pio.to_json(go.Figure(unwire(fig.to_dict())), validate=False))
+    assert sent["figure"] == json.loads(pio.to_json(go.Figure(unwire(fig.to_dict())), validate=False))
+    assert sent["config"] == {"displaylogo": False, "responsive": True}
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ import pytest
 from posenc_core import PosEncError, parse_config_text
 from posenc_ui import catalog
 from posenc_ui.frame import notice
+from posenc_ui.frame.chart import sent_charts
 from posenc_ui.views import VIEWS
 
 HOSTILE = {
@@ -46,7 +47,7 @@ def figures_at_default(open_page, page_id: str) -> int:
     if page_id not in _baseline:
         at = open_page(catalog.BY_ID[page_id].script, lang="en")
         assert_clean(at)
-        _baseline[page_id] = len(at.get("plotly_chart"))
+        _baseline[page_id] = len(sent_charts(at))
     return _baseline[page_id]
 
 
@@ -68,7 +69,7 @@ def test_junk_in_every_query_parameter_gives_notices_and_a_working_page(open_pag
     raw = HOSTILE[kind]
     at = open_page(catalog.BY_ID[page_id].script, lang="en", params={p.name: raw for p in BY_ID[page_id].params})
     assert_clean(at)
-    assert len(at.get("plotly_chart")) >= figures_at_default(open_page, page_id)  # every figure still drawn
+    assert len(sent_charts(at)) >= figures_at_default(open_page, page_id)  # every figure still drawn
     assert [w.value for w in at.warning] == expected_notices(page_id, raw)
     if kind not in ("bool", "negative"):  # "true" / "-7" may be valid (toggle; clamped to a bound, with a notice)
         assert at.warning, "junk in the URL must be answered by a visible notice"
@@ -80,7 +81,7 @@ def test_junk_language_and_embed_flags_fall_back_quietly(open_page, kind: str) -
     at = open_page(page.script, params={"lang": HOSTILE[kind], "embed": HOSTILE[kind], "embed_options": HOSTILE[kind]})
     assert_clean(at)
     assert at.query_params["lang"] in ("en", "zh")
-    assert at.get("plotly_chart")
+    assert sent_charts(at)
 
 
 def test_repeated_keys_are_read_not_crashed_on(open_page) -> None:
@@ -116,14 +117,14 @@ BROKEN = {
 def test_paste_box_refuses_junk_with_a_message(open_page, page_id: str, name: str) -> None:
     at = open_page(catalog.BY_ID[page_id].script, lang="en")
     box = at.text_area(key=f"{page_id}.{name}")
-    charts = len(at.get("plotly_chart"))
+    charts = len(sent_charts(at))
     for kind, text in BROKEN.items():
         box = at.text_area(key=f"{page_id}.{name}")
         box.set_value(text).run()
         assert_clean(at)
         errors = [e.value for e in at.error]
         assert errors, f"{kind}: pasted junk must be answered by a message"
-        assert len(at.get("plotly_chart")) == charts, f"{kind}: the last good figure stays"
+        assert len(sent_charts(at)) == charts, f"{kind}: the last good figure stays"
     at.text_area(key=f"{page_id}.{name}").set_value(json.dumps(GOOD_CONFIG)).run()
     assert_clean(at)
     assert not at.error  # and a good paste recovers

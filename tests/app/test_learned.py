@@ -13,6 +13,7 @@ import pytest
 from posenc_core import PosEncError, neighbour_cosine, random_cosine_band, row_distances, sinusoidal
 from posenc_ui.figures import learned as figs
 from posenc_ui.figures.built import unwire
+from posenc_ui.frame.chart import sent_charts
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults
 from posenc_ui.views.learned import TRAINED_FILES, TWIN_FILE, VIEW, read_trained, trained_facts
@@ -150,14 +151,14 @@ def test_trained_rows_builder_splits_pairs_at_the_first_untrained_row() -> None:
 
 
 def _titles(at) -> list[str]:
-    return [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    return [chart["figure"]["layout"]["title"]["text"] for chart in sent_charts(at)]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_page_shows_the_trained_table_its_rows_and_both_checks(open_page, lang: str) -> None:
     at = open_page(SCRIPT, lang=lang)
     assert not at.exception
-    assert len(at.get("plotly_chart")) == len(VIEW.figures)
+    assert len(sent_charts(at)) == len(VIEW.figures)
     titles = _titles(at)
     facts = trained_facts(DEFAULTS)
     model = t("learned.model.text", lang)

@@ -9,6 +9,7 @@ import pytest
 
 from posenc_ui import catalog
 from posenc_ui.frame import LANG_WIDGET, Page
+from posenc_ui.frame.chart import sent_charts
 from posenc_ui.i18n import t
 from posenc_ui.views import VIEWS
 
@@ -134,7 +135,7 @@ def test_embed_mode_has_no_sidebar_text_or_explanations(open_page, script: str) 
     at = open_page(script, lang="en", context={"is_embedded": True})
     assert_clean(at)
     assert not at.sidebar.children  # an empty sidebar is not drawn at all
-    assert at.get("plotly_chart")  # the figures and their controls are still there
+    assert sent_charts(at)  # the figures and their controls are still there
     assert not at.latex and not at.download_button  # no explain panel, no export buttons
 
 
@@ -146,7 +147,7 @@ def test_download_panel_offers_every_figure_drawn_in_every_format(open_page, scr
     at.session_state[f"export.{page_id}.box"] = True  # the panel is folded, its content drawn once opened
     at.run()
     choose = at.selectbox(key=f"export.{page_id}.figure")
-    assert len(choose.options) == len(at.get("plotly_chart"))
+    assert len(choose.options) == len(sent_charts(at))
     assert all(option and "<" not in option for option in choose.options)  # plain titles, no plotly markup
     choose.select_index(len(choose.options) - 1).run()
     at.button_group(key=f"export.{page_id}.format").set_value("svg").run()
@@ -184,7 +185,7 @@ def test_a_page_left_behind_keeps_nothing_of_itself_alive(open_page) -> None:
 @pytest.mark.parametrize("script", PAGE_SCRIPTS)
 def test_each_page_has_two_figures_formula_source_and_passing_checks(open_page, script: str) -> None:
     at = open_page(script, lang="en")
-    assert len(at.get("plotly_chart")) >= 2
+    assert len(sent_charts(at)) >= 2
     assert not at.latex  # the formula panel is folded
     at.session_state[f"explain.{next(p.id for p in PAGES if p.script == script)}"] = True
     at.run()
@@ -206,11 +207,11 @@ def test_learned_page_shows_the_wall_as_a_lesson_not_a_crash(open_page) -> None:
 
 def test_binary_overflow_keeps_last_good_figure(open_page) -> None:
     at = open_page("pages/2_First_attempts.py", lang="en")
-    charts = len(at.get("plotly_chart"))
+    charts = len(sent_charts(at))
     at.slider(key="first.length").set_value(100).run()  # 100 positions need 7 bits; 4 are set
     assert_clean(at)
     assert any("dim = 4 bits" in e.value for e in at.error)
-    assert len(at.get("plotly_chart")) == charts  # the binary figure from before is still shown
+    assert len(sent_charts(at)) == charts  # the binary figure from before is still shown
     at.toggle(key="first.wrap").set_value(True).run()
     assert not at.error
 

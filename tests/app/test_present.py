@@ -11,6 +11,7 @@ import pytest
 
 from posenc_ui import catalog
 from posenc_ui.frame import widget_key
+from posenc_ui.frame.chart import sent_charts
 from posenc_ui.frame.present import figure_controls
 from posenc_ui.i18n import t
 from posenc_ui.state import BoolParam, ChoiceParam, IntParam, defaults
@@ -61,7 +62,7 @@ def test_presenter_shows_one_figure_with_its_controls_and_the_takeaway(open_page
     at = open_page(page.script, lang="zh", params={"present": "true"})
     assert_clean(at)
     first = next(iter(page.view.figures))
-    assert len(at.get("plotly_chart")) == 1
+    assert len(sent_charts(at)) == 1
     assert page_widgets(at, page.id) == set(figure_controls(page.view, first))
     assert t(f"{page.id}.key_takeaway", "zh") in at.info[0].value
     assert not at.latex and not at.download_button  # explanations and panels are folded away
@@ -78,7 +79,7 @@ def test_presenter_steps_forward_and_back_and_stops_at_the_ends(open_page, page)
     at.button(key="present_next").click().run()
     assert_clean(at)
     assert at.query_params["figure"] == names[1] and counter(at) == f"2 / {len(names)}"
-    assert len(at.get("plotly_chart")) == 1
+    assert len(sent_charts(at)) == 1
     assert page_widgets(at, page.id) == set(figure_controls(page.view, names[1]))
     at.button(key="present_prev").click().run()
     assert at.query_params["figure"] == names[0] and counter(at) == f"1 / {len(names)}"
@@ -93,7 +94,7 @@ def test_presenter_steps_forward_and_back_and_stops_at_the_ends(open_page, page)
 def test_presenter_with_an_unknown_step_starts_at_the_first_figure(open_page) -> None:
     at = open_page("pages/6_RoPE.py", lang="en", params={"present": "true", "figure": "nope"})
     assert_clean(at)
-    assert at.query_params["figure"] == "clocks" and len(at.get("plotly_chart")) == 1
+    assert at.query_params["figure"] == "clocks" and len(sent_charts(at)) == 1
 
 
 def test_presenter_keeps_widget_changes_in_the_url(open_page) -> None:
@@ -114,8 +115,8 @@ CASES = [(page, name) for page in PAGES for name in dict.fromkeys([page.preview,
 def test_single_figure_embed_shows_that_chart_and_only_its_controls(open_page, page, name: str) -> None:
     at = open_page(page.script, lang="en", params={"figure": name}, context={"is_embedded": True})
     assert_clean(at)
-    assert len(at.get("plotly_chart")) == 1
-    assert at.get("plotly_chart")[0].proto.id  # drawn, not a refusal
+    assert len(sent_charts(at)) == 1
+    assert sent_charts(at)[0]["figure"]["data"]  # drawn, not a refusal
     assert page_widgets(at, page.id) == set(figure_controls(page.view, name))
     assert not at.title and not at.subheader and not at.info and not at.warning  # no other text
     assert not at.sidebar.children
@@ -129,7 +130,7 @@ def test_unknown_embedded_figure_falls_back_to_the_whole_page_with_a_notice(open
     (notice,) = at.warning
     assert notice.value.startswith(t("present.unknown_figure", lang, figure="X", known="Y").split("X")[0])
     assert "` figure=<b>nope `" in notice.value  # shown as code, never as markup
-    assert len(at.get("plotly_chart")) > 1
+    assert len(sent_charts(at)) > 1
 
 
 # --- reset --------------------------------------------------------------------------------------------------------

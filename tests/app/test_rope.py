@@ -9,6 +9,7 @@ import plotly.io as pio
 import pytest
 
 from posenc_ui.figures import rope as figs
+from posenc_ui.frame.chart import sent_charts
 from posenc_ui.state import defaults
 from posenc_ui.views import rope
 from posenc_ui.views.rope import VIEW
@@ -165,7 +166,7 @@ def test_page_shows_every_check_passing_inline(open_page) -> None:
     assert not at.exception
     passed = [box.value for box in at.success if box.value.startswith("✓")]
     assert len(passed) == len(VIEW.checks) and not at.error
-    assert len(at.get("plotly_chart")) == len(VIEW.figures)
+    assert len(sent_charts(at)) == len(VIEW.figures)
 
 
 def test_deep_link_with_pairs_beyond_the_dimension_is_clamped_with_a_notice(open_page) -> None:

@@ -55,7 +55,7 @@ def wait_rendered(page: Page, *, charts: int = 0) -> None:
     page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]', timeout=30_000)
     if charts:
         page.wait_for_function(
-            f"() => document.querySelectorAll('[data-testid=stPlotlyChart] .main-svg').length >= {charts}",
+            f"() => document.querySelectorAll('.posenc-chart .main-svg').length >= {charts}",
             timeout=30_000,
         )
 

@@ -37,10 +37,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(port: int, *, timeout: float = 60.0) -> subprocess.Popen:
-    r"""``streamlit run app.py`` on 127.0.0.1:``port``; returns once ``/_stcore/health`` answers."""
+def start_server(port: int, *, timeout: float = 60.0, script: str = "app.py") -> subprocess.Popen:
+    r"""``streamlit run <script>`` on 127.0.0.1:``port``; returns once ``/_stcore/health`` answers."""
     cmd = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
+        sys.executable, "-m", "streamlit", "run", script,
         "--server.port", str(port), "--server.address", "127.0.0.1",
         "--server.headless", "true", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
     ]  # fmt: skip

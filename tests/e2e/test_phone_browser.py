@@ -22,7 +22,7 @@ IPHONE_UA = (
 )
 #: The top of the first figure (or of the first table: page 10 opens with one), px from the top of the screen.
 FIRST_FIGURE_TOP = """() => {
-  const e = document.querySelector('[data-testid=stPlotlyChart], [data-testid=stMarkdownContainer] table');
+  const e = document.querySelector('.posenc-chart, [data-testid=stMarkdownContainer] table');
   return e ? e.getBoundingClientRect().top : null;
 }"""
 #: Closing punctuation laid out at the start of a line: its box is a line below the text or maths just before it.

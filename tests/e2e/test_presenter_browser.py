@@ -14,7 +14,7 @@ pytestmark = pytest.mark.e2e
 
 PROJECTOR = {"width": 1280, "height": 720}
 #: Where the first chart sits in the window: every side of it must be on screen without scrolling.
-CHART_BOX = """() => { const r = document.querySelector('[data-testid=stPlotlyChart]').getBoundingClientRect();
+CHART_BOX = """() => { const r = document.querySelector('.posenc-chart').getBoundingClientRect();
     return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height,
             innerHeight: window.innerHeight, innerWidth: window.innerWidth}; }"""
 
@@ -37,7 +37,7 @@ def test_presenter_fits_a_projector_and_steps(page: Page, app_url: str, console_
     page.set_viewport_size(PROJECTOR)
     goto(page, f"{app_url}/{path}?lang={lang}&present=true", charts=1)
     page.wait_for_timeout(500)  # plotly's first layout pass
-    assert page.locator("[data-testid=stPlotlyChart]").count() == 1
+    assert page.locator(".posenc-chart").count() == 1
     assert_on_screen(page.evaluate(CHART_BOX))
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"present-{page_id}-{lang}-1280x720.png"))
@@ -45,7 +45,7 @@ def test_presenter_fits_a_projector_and_steps(page: Page, app_url: str, console_
     expect(page.locator(".st-key-present_count")).to_have_text(f"2 / {len(names)}", timeout=15_000)
     page.wait_for_function(f"() => location.search.includes('figure={names[1]}')")
     wait_rendered(page, charts=1)
-    assert page.locator("[data-testid=stPlotlyChart]").count() == 1
+    assert page.locator(".posenc-chart").count() == 1
     assert_on_screen(page.evaluate(CHART_BOX))
     if path == "RoPE":  # the keyboard: → and ← press the same buttons
         page.locator("h1").first.click()
@@ -68,11 +68,11 @@ def test_single_figure_embed_fits_a_720px_iframe(page: Page, app_url: str, path:
     src = f"{app_url}/{path}?lang=en&embed=true&figure={figure}"
     page.set_content(f'<iframe src="{src}" width="1000" height="720" style="border:0"></iframe>')
     frame = page.frame_locator("iframe")
-    expect(frame.locator("[data-testid=stPlotlyChart] .main-svg").first).to_be_visible(timeout=30_000)
+    expect(frame.locator(".posenc-chart .main-svg").first).to_be_visible(timeout=30_000)
     inner = next(f for f in page.frames if f.url.startswith(app_url))
     inner.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=30_000)
     page.wait_for_timeout(500)
-    assert inner.locator("[data-testid=stPlotlyChart]").count() == 1
+    assert inner.locator(".posenc-chart").count() == 1
     assert inner.locator("h1, h2, h3, [data-testid=stMarkdown]").count() == 0  # nothing but controls and the chart
     assert_on_screen(inner.evaluate(CHART_BOX))
     page.screenshot(path=str(SCREENSHOTS / f"embed-{path}-{figure}-720.png"))

@@ -1,0 +1,127 @@
+r"""Figures in the browser, redrawn in place: a small Streamlit component around plotly.js's ``Plotly.react``.
+
+Why not ``st.plotly_chart``: Streamlit 1.67 gives each plotly chart an element id that hashes its figure, and its
+frontend uses that id as the chart's React key. A figure whose numbers change is therefore a *new* element: the old
+plot is torn down and the new one built from nothing (``Plotly.newPlot``), every SVG node and text measurement
+again. ``Plotly.react`` on the plot that is already there diffs the two figures and redraws what changed. For RoPE's
+twelve figures behind one slider that changes them all, a move took a median of 803 ms through ``st.plotly_chart``
+and 343 ms through this component (2.3×; ``python bench/bench_browser.py --charts``, the two ways taking turns in
+one run in Chromium on the 2-core machine).
+
+The component (``st.components.v2``) keeps its identity across reruns because it has a key. Streamlit calls its
+JavaScript again with the new figure on the same element, and the JavaScript calls ``Plotly.react`` there. plotly.js
+itself is the copy Streamlit ships and would load for ``st.plotly_chart``: the same file, served by Streamlit with a
+year-long cache and imported once per tab. Importing it sets ``window.Plotly``.
+
+What ``st.plotly_chart`` gave that this keeps: the figure's own height, the full width of its column, plotly's
+toolbar and config, and ``theme=None`` (the figure's own template). What it gave that this drops: Streamlit's
+full-screen button above the chart (plotly's own toolbar stays).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+import streamlit as st
+
+#: The class of the element that holds one plotly plot (browser tests and the browser bench look for it).
+CHART_CLASS = "posenc-chart"
+NAME = "posenc_chart"
+
+
+@cache
+def plotly_module() -> str:
+    r"""The file name of the plotly.js bundle inside Streamlit's frontend (``PlotlyChart.<hash>.js``)."""
+    folder = Path(st.__file__).parent / "static" / "static" / "js"
+    found = sorted(p.name for p in folder.glob("PlotlyChart.*.js"))
+    if len(found) != 1:
+        raise RuntimeError(
+            f"expected one PlotlyChart bundle in {folder}, found {found}: re-check posenc_ui.frame.chart"
+        )
+    return found[0]
+
+
+# Sent with every chart (Streamlit inlines a component's script in its element), so it is kept short. The first chart
+# of a tab makes one drawer for the window; later copies of the script use it. A chart in view is redrawn at once;
+# one out of view waits for an idle moment, one at a time, or until it scrolls into view.
+_SCRIPT = """
+const charts = (window.__posencCharts ??= (() => {
+  const main = document.querySelector('script[src*="/static/js/index."]').src;
+  const wait = window.requestIdleCallback ?? ((f) => setTimeout(f, 50));
+  const queue = [];
+  let plotly, draining = false;
+  const load = () => (plotly ??= import(new URL("MODULE", main).href).then(() => window.Plotly));
+  const draw = (div) => {
+    const next = div.next;
+    div.next = null;
+    if (next) div.drawn = (div.drawn ?? load()).then(() => window.Plotly.react(div, next.figure.data,
+      next.figure.layout, next.config)).catch((error) => { div.textContent = `plotly.js: ${error}`; });
+    return Promise.resolve(div.drawn);
+  };
+  const drain = () => {
+    const div = queue.shift();
+    draining = Boolean(div);
+    if (div) wait(() => draw(div).then(drain));
+  };
+  const seen = new IntersectionObserver((entries) => entries.forEach((e) => e.isIntersecting && draw(e.target)));
+  const show = (div, next) => {
+    div.next = next;
+    const box = div.getBoundingClientRect();
+    if (box.bottom > 0 && box.top < innerHeight) return draw(div);
+    if (!queue.includes(div)) queue.push(div);
+    if (!draining) drain();
+  };
+  return { load, show, seen };
+})());
+export default function ({ parentElement, data }) {
+  if (!data.length) return void setTimeout(charts.load, 0);  // preload_plotly(): nothing to draw yet
+  let div = parentElement.querySelector(".CLASS");
+  if (!div) {
+    div = Object.assign(document.createElement("div"), { className: "CLASS" });
+    parentElement.append(div);
+    charts.seen.observe(div);
+  }
+  const next = JSON.parse(new TextDecoder().decode(data));
+  div.style.minHeight = `${next.figure.layout.height ?? 450}px`;
+  charts.show(div, next);
+  return () => { div.next = null; charts.seen.unobserve(div); window.Plotly?.purge(div); };
+}
+"""
+
+
+@cache
+def _component() -> Any:
+    script = _SCRIPT.replace("MODULE", plotly_module()).replace("CLASS", CHART_CLASS).strip()
+    return st.components.v2.component(NAME, js=script, isolate_styles=False)
+
+
+def payload(fig: go.Figure, config: dict[str, Any]) -> bytes:
+    r"""What one chart sends: the figure as plotly.js reads it (``plotly.io.to_json``) and the plot's config."""
+    spec = pio.to_json(fig, validate=False)
+    return b'{"figure":%s,"config":%s}' % (spec.encode(), json.dumps(config).encode())
+
+
+def plotly_chart(fig: go.Figure, *, config: dict[str, Any], key: str) -> None:
+    r"""Draw ``fig`` full width (following the window's); the element named ``key`` is updated in place later."""
+    _component()(data=payload(fig, {**config, "responsive": True}), key=key)
+
+
+def preload_plotly() -> None:
+    r"""Start loading plotly.js in the browser now, before the page's first chart (drawn once per page, by the frame).
+
+    A tab that opens a page fetches and compiles 4.7 MB of plotly.js before it can draw a figure. Started at the top
+    of the run, that overlaps with the server computing the page's first figures; on the home page it is done before
+    the reader opens a topic.
+    """
+    _component()(data=b"", key="posenc.plotly")
+
+
+def sent_charts(at: Any) -> list[dict[str, Any]]:
+    r"""``{"figure", "config"}`` of every chart an AppTest run ``at`` drew, in page order (tests, ``bench_app``)."""
+    drawn = [el.proto for el in at.get("bidi_component") if el.proto.component_name == NAME]
+    return [json.loads(proto.bytes) for proto in drawn if proto.bytes]  # the preload sends nothing
