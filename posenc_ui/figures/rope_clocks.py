@@ -174,7 +174,7 @@ def clocks(
         "updatemenus": [buttons],
         "sliders": [slider],
         "legend": CLOCK_LEGEND,
-        "margin": {"l": 8, "r": 8, "t": 80, "b": 104},
+        "margin": {"l": 8, "r": 8, "t": 116, "b": 104},  # t: a phone wraps the legend into two rows under the title
     }
     data = [_faces(centres), _start_hands(centres, q_start / radius, k_start / radius, lang=lang), *hands]
     return BuiltFigure({"data": data, "layout": layout, "frames": frames})

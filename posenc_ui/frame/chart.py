@@ -4,8 +4,8 @@ Why not ``st.plotly_chart``: Streamlit 1.67 gives each plotly chart an element i
 frontend uses that id as the chart's React key. A figure whose numbers change is therefore a *new* element: the old
 plot is torn down and the new one built from nothing (``Plotly.newPlot``), every SVG node and text measurement
 again. ``Plotly.react`` on the plot that is already there diffs the two figures and redraws what changed. For RoPE's
-twelve figures behind one slider that changes them all, a move took a median of 803 ms through ``st.plotly_chart``
-and 343 ms through this component (2.3×; ``python bench/bench_browser.py --charts``, the two ways taking turns in
+twelve figures behind one slider that changes them all, a move took a median of 786 ms through ``st.plotly_chart``
+and 361 ms through this component (2.2×; ``python bench/bench_browser.py --charts``, the two ways taking turns in
 one run in Chromium on the 2-core machine).
 
 The component (``st.components.v2``) keeps its identity across reruns because it has a key. Streamlit calls its
