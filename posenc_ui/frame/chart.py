@@ -114,9 +114,9 @@ def plotly_chart(fig: go.Figure, *, config: dict[str, Any], key: str) -> None:
 def preload_plotly() -> None:
     r"""Start loading plotly.js in the browser now, before the page's first chart (drawn once per page, by the frame).
 
-    A tab that opens a page fetches and compiles 4.7 MB of plotly.js before it can draw a figure. Started at the top
-    of the run, that overlaps with the server computing the page's first figures; on the home page it is done before
-    the reader opens a topic.
+    A tab that opens a page fetches and compiles 4.7 MB of plotly.js before it can draw a figure. Started with the
+    sidebar, before the page's content, that overlaps with the server computing the page's first figures; on the home
+    page it is done before the reader opens a topic.
     """
     _component()(data=b"", key="posenc.plotly")
 
