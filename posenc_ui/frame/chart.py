@@ -59,8 +59,8 @@ const charts = (window.__posencCharts ??= (() => {
   const draw = (div) => {
     const next = div.next;
     div.next = null;
-    if (next) div.drawn = (div.drawn ?? load()).then(() => window.Plotly.react(div, next.figure.data,
-      next.figure.layout, next.config)).catch((error) => { div.textContent = `plotly.js: ${error}`; });
+    if (next) div.drawn = (div.drawn ?? load()).then(() => window.Plotly.react(div, { ...next.figure,
+      config: next.config })).catch((error) => { div.textContent = `plotly.js: ${error}`; });  // frames too
     return Promise.resolve(div.drawn);
   };
   const drain = () => {

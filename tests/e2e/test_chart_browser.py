@@ -36,3 +36,15 @@ def test_a_slider_redraws_the_chart_in_place(page: Page, app_url: str, console_e
     assert after != before
     assert page.locator(".posenc-chart .main-svg").count() >= 3
     assert not console_errors
+
+
+def test_a_figure_with_frames_plays_them(page: Page, app_url: str, console_errors) -> None:
+    r"""RoPE's clocks carry their animation as plotly frames: ▶ must turn the hands (frames reach plotly.js)."""
+    goto(page, f"{app_url}/RoPE?lang=en", charts=1)
+    clocks = page.locator(".posenc-chart").first
+    assert clocks.evaluate("(div) => div._transitionData._frames.length") > 1
+    hands = "(div) => [...div.querySelectorAll('.scatterlayer path.js-line')].map((p) => p.getAttribute('d')).join()"
+    before = clocks.evaluate(hands)
+    clocks.locator(".updatemenu-button").first.click()  # ▶
+    page.wait_for_function(f"() => ({hands})(document.querySelector('.posenc-chart')) !== {before!r}", timeout=10_000)
+    assert not console_errors
