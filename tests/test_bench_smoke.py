@@ -25,3 +25,18 @@ def test_machinery_bench_runs_on_every_page() -> None:
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.count("×") >= 2 * 11 + 3, run.stdout  # two ratios for each page and the total, three caches
+
+
+def test_browser_bench_runs_a_page_and_compares_the_two_ways_of_drawing_charts(tmp_path: Path) -> None:
+    r"""Real server, real Chromium: one move of each slider of one page, then the ``--charts`` comparison."""
+    out = tmp_path / "browser.json"
+    run = subprocess.run([sys.executable, "bench/bench_browser.py", "--moves", "1", "--pages", "First_attempts",
+                          "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    page = json.loads(out.read_text())["results"]["First_attempts"]
+    assert page["first_figure_ms"] > 0 and page["from_sidebar_ms"] > 0 and len(page["sliders"]) == 2
+    assert all(s["median_ms"] <= s["all_median_ms"] for s in page["sliders"].values())
+    run = subprocess.run([sys.executable, "bench/bench_browser.py", "--charts", "--rounds", "1", "--moves", "1"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "st.plotly_chart / Plotly.react in place" in run.stdout, run.stdout
