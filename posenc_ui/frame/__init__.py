@@ -22,6 +22,7 @@ One module a job:
 :mod:`.navigation`        sidebar, home cards, next-page link, share / embed box, reset to defaults
 :mod:`.present`           presenter mode and the single-figure embed: one figure of the view, its own controls
 :mod:`.panels`            explain panel (formula, paper, source) and export panel, folded until opened
+:mod:`.chart`             every figure in the browser, redrawn in place (``Plotly.react``), plotly.js preloaded
 :mod:`.heap`              the once-per-process GC freeze
 ========================  ===================================================================================
 
