@@ -1,7 +1,8 @@
 r"""Charts in real Chromium: a slider redraws a plot in place (``Plotly.react``), it never rebuilds it.
 
 ``st.plotly_chart`` rebuilt every chart whose figure changed (a new element, ``Plotly.newPlot``): the plot's SVG was
-a new node after each move. :mod:`posenc_ui.frame.chart` keeps the node and changes what is inside it.
+a new node after each move. :mod:`posenc_ui.frame.chart` keeps the node and changes what is inside it, and draws a
+chart below the window when the browser is idle.
 """
 
 from __future__ import annotations
@@ -48,3 +49,29 @@ def test_a_figure_with_frames_plays_them(page: Page, app_url: str, console_error
     clocks.locator(".updatemenu-button").first.click()  # ▶
     page.wait_for_function(f"() => ({hands})(document.querySelector('.posenc-chart')) !== {before!r}", timeout=10_000)
     assert not console_errors
+
+
+#: Per chart: whether it is below the window, and a fingerprint of what it draws.
+CHARTS = """() => [...document.querySelectorAll('.posenc-chart')].map((div) => [
+  div.getBoundingClientRect().top > innerHeight,
+  [...div.querySelectorAll('.xtick, .ytick')].map((t) => t.textContent).join() + '|' + div.innerHTML.length])"""
+
+
+def test_a_chart_below_the_window_is_redrawn_without_scrolling_to_it(page: Page, app_url: str) -> None:
+    r"""Charts out of view wait for an idle moment, not for the reader to scroll: none is left stale."""
+    goto(page, f"{app_url}/Sinusoidal?lang=en", charts=3)
+    every_drawn = "() => [...document.querySelectorAll('.posenc-chart')].every((d) => d.querySelector('.main-svg'))"
+    page.wait_for_function(every_drawn, timeout=30_000)
+    before = page.evaluate(CHARTS)
+    below = [i for i, (out, _) in enumerate(before) if out]
+    assert below, "the page should have charts below the window"
+    slider = page.get_by_role("slider", name=t("sinusoidal.length", "en"))
+    slider.focus()
+    slider.press("ArrowRight")  # L feeds charts in view and below it
+    wait_rendered(page)
+    page.wait_for_function(
+        f"([was, below]) => {{ const now = ({CHARTS})(); return below.some((i) => now[i][1] !== was[i][1]); }}",
+        arg=[before, below],
+        timeout=10_000,
+    )
+    assert all(out for out, _ in (page.evaluate(CHARTS)[i] for i in below))  # still below: drawn without a scroll
