@@ -8,6 +8,10 @@ For each device it runs :func:`posenc_core.torch_backend.lab.run_lab` once, exac
 (data made on the device, every encoding trained and evaluated), and prints the whole run's wall time, the training
 throughput per encoding, and the GPU / CPU ratio when both ran. The first run on a device pays for its warm-up
 (allocator, kernels); ``--repeat 2`` reports the better of two. torch's import is timed once, as the page pays it.
+
+``--baseline`` also times the training alone both ways, taking turns in the same process on the same batches: every
+encoding stacked into one model (:class:`posenc_core.torch_backend.lab_stack.Stack`, what the lab does) against the
+models trained one after another, as the lab did before (each with its own Adam), and prints the ratio.
 """
 
 from __future__ import annotations
@@ -23,8 +27,12 @@ import torch  # noqa: E402
 
 IMPORT_SECONDS = time.perf_counter() - started
 
-from posenc_core.lab_task import PRESETS, TASKS, for_task  # noqa: E402
-from posenc_core.torch_backend.lab import run_lab  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from posenc_core.lab_task import PRESETS, TASKS, LabConfig, for_task  # noqa: E402
+from posenc_core.torch_backend import pick_device  # noqa: E402
+from posenc_core.torch_backend.lab import TinyLM, _learning_rate, _train, run_lab  # noqa: E402
+from posenc_core.torch_backend.lab_data import Source  # noqa: E402
 
 
 def available_devices() -> list[str]:
@@ -55,6 +63,58 @@ def timed_run(config, device: str, repeat: int) -> dict:
     return best
 
 
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def train_stacked(config: LabConfig, device: torch.device) -> float:
+    r"""Seconds to train every encoding of ``config`` as the lab does: stacked, one step for all."""
+    source = Source(config, device)
+    _synchronize(device)
+    start = time.perf_counter()
+    _train(config, source, None, done=0, total=config.steps)
+    _synchronize(device)
+    return time.perf_counter() - start
+
+
+def train_one_by_one(config: LabConfig, device: torch.device) -> float:
+    r"""Seconds to train the same models on the same batches one after another, each with its own Adam: the lab's
+    trainer before stacking, kept here as the baseline."""
+    source = Source(config, device)
+    _synchronize(device)
+    start = time.perf_counter()
+    for encoding in config.encodings:
+        torch.manual_seed(config.seed)
+        model = TinyLM(config, encoding).to(device)
+        optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+        generator = torch.Generator(device=device).manual_seed(config.seed)
+        for step in range(config.steps):
+            for group in optimizer.param_groups:
+                group["lr"] = _learning_rate(config, step)
+            tokens = source.batch(config.batch_size, config.train_length, generator)
+            logits = model(tokens[:, :-1])
+            if config.task == "retrieval":
+                loss = F.cross_entropy(logits[:, -1], tokens[:, -1])
+            else:
+                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+    _synchronize(device)
+    return time.perf_counter() - start
+
+
+def compare_trainers(config: LabConfig, device: str, repeat: int) -> dict:
+    r"""The best of ``repeat`` turns of each trainer, alternating, on ``device``."""
+    dev = pick_device(device)
+    stacked, alone = [], []
+    for _ in range(repeat):
+        stacked.append(train_stacked(config, dev))
+        alone.append(train_one_by_one(config, dev))
+    return {"stacked_seconds": min(stacked), "one_by_one_seconds": min(alone)}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Time the extrapolation lab's whole run per preset and device.")
     ap.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
@@ -62,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--steps", type=int, help="override the preset's steps")
     ap.add_argument("--devices", help="comma-separated (default: every device here; the GPU preset: CUDA only)")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--baseline", action="store_true", help="also time training stacked against one by one")
     ap.add_argument("--json", help="also write the figures here")
     args = ap.parse_args(argv)
     config = for_task(PRESETS[args.preset], args.task)
@@ -74,12 +135,19 @@ def main(argv: list[str] | None = None) -> None:
           f"{len(config.encodings)} encodings × {config.steps} steps, threads {torch.get_num_threads()}")  # fmt: skip
     rows = {device: timed_run(config, device, args.repeat) for device in devices}
     for device, row in rows.items():
-        speeds = ", ".join(f"{name} {tps / 1e3:.0f}k" for name, tps in row["tokens_per_second"].items())
-        print(f"{device:5s} whole run {row['wall_seconds']:7.2f} s (training {row['train_seconds']:.2f} s); "
-              f"tokens/s: {speeds}")  # fmt: skip
+        tokens = len(config.encodings) * config.steps * config.batch_size * (config.train_length - 1)
+        print(f"{device:5s} whole run {row['wall_seconds']:7.2f} s (training {row['train_seconds']:.2f} s, "
+              f"{tokens / row['train_seconds'] / 1e3:.0f}k tokens/s over all encodings)")  # fmt: skip
         if device != "cpu" and "cpu" in rows:
             ratio = rows["cpu"]["wall_seconds"] / row["wall_seconds"]
             print(f"      {device} / cpu: {ratio:.1f}× faster, whole run, same process")
+    if args.baseline:
+        for device, row in rows.items():
+            row["trainers"] = compare_trainers(config, device, max(args.repeat, 1))
+            both = row["trainers"]
+            print(f"{device:5s} training: stacked {both['stacked_seconds']:.2f} s, one by one "
+                  f"{both['one_by_one_seconds']:.2f} s: "
+                  f"{both['one_by_one_seconds'] / both['stacked_seconds']:.2f}× faster stacked")  # fmt: skip
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"import_seconds": IMPORT_SECONDS, "preset": args.preset, "task": args.task, "runs": rows}, fh)

@@ -48,6 +48,7 @@ from ..lab_task import (
 from ..rope_scaling import ROPE_REGISTRY
 from . import alibi_slopes, pick_device, rope_cos_sin, rope_frequencies, rotate_pairs, sinusoidal, t5_relative_bucket
 from .lab_data import Source
+from .lab_stack import Stack
 
 __all__ = ["ENCODINGS", "EXTENSIONS", "PRESETS", "TASKS", "LabCancelled", "LabConfig", "optimal_loss", "run_lab"]
 
@@ -126,7 +127,7 @@ class TinyLM(nn.Module):
 
     def forward(self, tokens: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
         r"""Logits (B, L, vocab); ``rope`` replaces the trained RoPE tables (zero-shot extension)."""
-        length, device = tokens.shape[1], tokens.device
+        length = tokens.shape[1]
         x = self.tokens(tokens)
         if self.encoding == "learned":
             x = x + self.positions.weight[:length]
@@ -135,24 +136,36 @@ class TinyLM(nn.Module):
         if self.encoding == "rope":
             cos, sin = rope if rope is not None else (self.rope_cos, self.rope_sin)
             rope = (cos[:length], sin[:length])
-        mask = self._mask(length, device)
+        mask = self.attention_bias(length)
         for block in self.blocks:
             x = block(x, mask, rope)
         return self.head(self.ln_f(x))
 
-    def _mask(self, length: int, device: torch.device) -> torch.Tensor | None:
-        """The additive (H, L, L) bias with −inf on future keys, or None for a plain causal mask."""
+    def attention_bias(self, length: int, buckets: torch.Tensor | None = None) -> torch.Tensor | None:
+        r"""The additive (H, L, L) bias with −inf on future keys, or None for a plain causal mask; ``buckets`` are
+        :meth:`t5_buckets` at ``length``, when already made."""
         if self.encoding not in ("alibi", "t5"):
             return None
-        rel = torch.arange(length, device=device)[None, :] - torch.arange(length, device=device)[:, None]  # j − i
+        rel = _relative(length, self.head.weight.device)  # j − i
         if self.encoding == "alibi":  # −m_h (i − j) on and below the diagonal (Press et al. 2022, §3)
             bias = self.slopes[:, None, None] * rel.to(torch.float32)
         else:
-            buckets = t5_relative_bucket(
-                rel, bidirectional=False, num_buckets=self.config.t5_buckets, max_distance=self.config.t5_max_distance
-            )
+            buckets = self.t5_buckets(length) if buckets is None else buckets
             bias = self.t5_bias(buckets).permute(2, 0, 1)  # (H, L, L)
         return bias.masked_fill(rel > 0, float("-inf"))
+
+    def t5_buckets(self, length: int) -> torch.Tensor:
+        r"""(L, L) T5's unidirectional bucket of each (query i, key j) (Raffel et al. 2020)."""
+        rel = _relative(length, self.head.weight.device)
+        return t5_relative_bucket(
+            rel, bidirectional=False, num_buckets=self.config.t5_buckets, max_distance=self.config.t5_max_distance
+        )
+
+
+def _relative(length: int, device: torch.device) -> torch.Tensor:
+    r"""(L, L) key position minus query position, j − i."""
+    positions = torch.arange(length, device=device)
+    return positions[None, :] - positions[:, None]
 
 
 # --- training and evaluation ------------------------------------------------------------------------------------
@@ -177,15 +190,12 @@ def run_lab(
     dev = pick_device(device)
     started = time.perf_counter()
     per_seed: dict[str, list[dict]] = {name: [] for name in config.encodings}
-    total = len(seeds) * len(config.encodings) * config.steps
-    done = 0
-    for seed in seeds:
+    for index, seed in enumerate(seeds):
         seeded = dataclasses.replace(config, seed=seed)
         source = Source(seeded, dev)
-        for encoding in config.encodings:
-            model, stats = _train(seeded, encoding, source, progress, done=done, total=total)
-            done += config.steps
-            stats.update(_evaluate(model, source, seeded.eval_length))
+        models, trained = _train(seeded, source, progress, done=index * config.steps, total=len(seeds) * config.steps)
+        for encoding, model in models.items():
+            stats = trained[encoding] | _evaluate(model, source, seeded.eval_length)
             if encoding == "learned" and seed == seeds[0]:  # the trained table, to 4 L: rows from L − 1 never moved
                 rows = min(4 * seeded.train_length, model.positions.num_embeddings)
                 stats["table"] = np.round(model.positions.weight[:rows].detach().cpu().numpy(), 5).tolist()
@@ -256,43 +266,43 @@ def _learning_rate(config: LabConfig, step: int) -> float:
     return config.lr * min(1.0, (step + 1) / 30) * 0.5 * (1 + math.cos(math.pi * step / config.steps))
 
 
-def _train(config: LabConfig, encoding: str, source: Source, progress: Progress | None, *, done: int, total: int):
+def _train(config: LabConfig, source: Source, progress: Progress | None, *, done: int, total: int):
+    r"""Every encoding's model for one seed, trained together as one :class:`Stack` on the same batches; returns the
+    trained models by encoding and each one's training statistics. All train in the same wall time: each is credited
+    an equal share of it."""
     device = source.device
-    torch.manual_seed(config.seed)
-    model = TinyLM(config, encoding).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)  # no weight decay: untrained rows stay as they are
-    generator = torch.Generator(device=device).manual_seed(config.seed)  # the same batches for every encoding
-    losses = torch.zeros(config.steps, device=device)  # kept on the device: no wait on the host per step
+    models = {}
+    for encoding in config.encodings:
+        torch.manual_seed(config.seed)  # equal shared initial weights across encodings
+        models[encoding] = TinyLM(config, encoding).to(device)
+    stack = Stack(list(models.values()))
+    optimizer = torch.optim.Adam(stack.parameters(), lr=config.lr)  # no weight decay: untrained rows stay as they are
+    generator = torch.Generator(device=device).manual_seed(config.seed)
+    losses = torch.zeros(config.steps, len(models), device=device)  # kept on the device: no wait on the host per step
     started = time.perf_counter()
     for step in range(config.steps):
         for group in optimizer.param_groups:
             group["lr"] = _learning_rate(config, step)  # 30-step warm-up, then cosine decay
-        tokens = source.batch(config.batch_size, config.train_length, generator)
-        loss = _loss(model, tokens, config.task)
+        each = stack.losses(source.batch(config.batch_size, config.train_length, generator), config.task)  # (E,)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        each.sum().backward()  # the sum: each model's weights get their own loss's gradient
         optimizer.step()
-        losses[step] = loss.detach()
-        if progress is not None and not progress(
-            (done + step + 1) / total, f"{encoding} (seed {config.seed}): step {step + 1}/{config.steps}"
-        ):
-            raise LabCancelled(f"cancelled while training {encoding}")
+        losses[step] = each.detach()
+        message = f"seed {config.seed}, {len(models)} models together: step {step + 1}/{config.steps}"
+        if progress is not None and not progress((done + step + 1) / total, message):
+            raise LabCancelled(f"cancelled at step {step + 1} of seed {config.seed}")
+    stack.unstack()
     losses = losses.cpu()  # waits for the device once, at the end
-    seconds = time.perf_counter() - started
-    tokens_per_s = config.steps * config.batch_size * (config.train_length - 1) / seconds
-    return model, {
-        "train_loss": losses[:: max(1, config.steps // 100)].tolist(),
-        "train_seconds": seconds,
-        "tokens_per_second": tokens_per_s,
+    share = (time.perf_counter() - started) / len(models)
+    tokens = config.steps * config.batch_size * (config.train_length - 1)
+    return models, {
+        member.encoding: {
+            "train_loss": losses[:: max(1, config.steps // 100), e].tolist(),
+            "train_seconds": share,
+            "tokens_per_second": tokens / share,
+        }
+        for e, member in enumerate(stack.members)  # the stack's order: each loss is its member's
     }
-
-
-def _loss(model: TinyLM, tokens: torch.Tensor, task: str) -> torch.Tensor:
-    r"""Next-token cross-entropy over every position, or, for retrieval, of the answer alone."""
-    logits = model(tokens[:, :-1])
-    if task == "retrieval":
-        return F.cross_entropy(logits[:, -1], tokens[:, -1])
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
 
 
 @torch.no_grad()

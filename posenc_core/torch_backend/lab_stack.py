@@ -1,0 +1,194 @@
+r"""The lab's models trained as one: every weight of the E models stacked along a leading axis, so that one training
+step runs all E encodings with the kernels of one model.
+
+**Why.** A lab model is small (the CPU preset: 2 layers, d = 64, 32 tokens a sequence), and on a GPU a model that
+small is bound by kernel launches, not by arithmetic: a probe on an H100 measured 4–7 ms a step for one model, with
+the card about 3 % busy. Trained one after another, E models pay E times the launches. Stacked, each launch does the
+work of all E, and a step costs about what one model's step cost. On a CPU, which is bound by arithmetic, it saves
+the per-operation overhead of E − 1 models.
+
+**What stays equal.** The models share nothing but their input batches (which were already the same for every
+encoding). Each stacked weight holds the E models' weights side by side; the loss is the *sum* of each model's own
+mean loss, so the gradient of model e's weights is the gradient of model e's loss alone; Adam acts element by element,
+so one step of the stack is each model's own Adam step. Training the stack equals training the E :class:`TinyLM`
+one after another, up to float rounding in the batched kernels (``tests/torch/test_lab_stack.py`` checks logits,
+gradients and whole training runs against the models trained one by one).
+
+**The encodings as data.** What differs between encodings becomes a tensor with an axis over the models:
+
+- an additive position table (E, L, d): the learned rows, the sinusoid, or zeros;
+- RoPE's cos and sin per model and head (E·H, L, d_head/2): the trained tables for the RoPE model, cos = 1 and sin = 0
+  (an exact identity) for the others;
+- an additive attention bias per model and head (E·H, L, L): ALiBi's −m_h(i − j), T5's learned bucket bias, or 0,
+  each with −∞ above the diagonal. The E models' heads sit side by side as the E·H heads of one attention call, with
+  one exception: T5's bias is learned, and an attention whose bias needs a gradient takes PyTorch's slow reference
+  path (on 2 CPU cores, 71 ms against 26 ms for 48 heads of the CPU preset, forward and backward). So T5's model is
+  put last and its heads attend in a call of their own; the other members' biases are constants, made once per length.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from . import rotate_pairs
+
+__all__ = ["Stack"]
+
+#: Parameters that only one encoding's model has: the stack trains the model's own tensor, in place.
+OWN = ("positions.", "t5_bias.")
+
+
+class Stack(nn.Module):
+    r"""E lab models (``TinyLM``, one per encoding, same configuration) as one module: ``forward`` gives the E models'
+    logits (E, B, L, vocab) for one batch of tokens, ``losses`` each model's own loss, ``unstack`` writes the trained
+    weights back into the models."""
+
+    def __init__(self, models: Sequence[nn.Module]) -> None:
+        super().__init__()
+        # A plain list, not submodules (while training, their weights live here); T5's last: its heads attend apart.
+        self.members = sorted(models, key=lambda m: m.encoding == "t5")
+        models = self.members
+        self.config = models[0].config
+        self.names = [name for name, _ in models[0].named_parameters() if not name.startswith(OWN)]
+        with torch.no_grad():
+            weights = {name: [dict(m.named_parameters())[name] for m in models] for name in self.names}
+            self.weights = nn.ParameterList(nn.Parameter(torch.stack(weights[name])) for name in self.names)
+        # The learned table and T5's bias are the members' own Parameters, trained where they are.
+        self.own = nn.ParameterList(p for m in models for name, p in m.named_parameters() if name.startswith(OWN))
+        self._constants: dict[int, dict] = {}  # length → the bias, RoPE tables and zero positions at that length
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        r"""Logits (E, B, L, vocab) of every member for ``tokens`` (B, L)."""
+        w = dict(zip(self.names, self.weights, strict=True))
+        length = tokens.shape[1]
+        x = w["tokens.weight"][:, tokens]  # (E, B, L, d)
+        positions = self._positions(length)
+        if positions is not None:
+            x = x + positions[:, None]  # (E, 1, L, d)
+        bias, rope = self._biases(length), self._constant(length)["rope"]
+        for i in range(self.config.n_layers):
+            x = self._block(x, w, f"blocks.{i}.", bias, rope)
+        return _linear(_layer_norm(x, w["ln_f.weight"], w["ln_f.bias"]), w["head.weight"], w["head.bias"])
+
+    def losses(self, tokens: torch.Tensor, task: str) -> torch.Tensor:
+        r"""(E,) each member's own mean next-token cross-entropy (retrieval: of the answer alone)."""
+        logits = self(tokens[:, :-1])  # (E, B, L − 1, vocab)
+        target = tokens[:, 1:]
+        if task == "retrieval":
+            logits, target = logits[:, :, -1], tokens[:, -1]  # (E, B, vocab), (B,)
+        members, vocab = logits.shape[0], logits.shape[-1]
+        every = target.expand(members, *target.shape).reshape(-1)
+        return F.cross_entropy(logits.reshape(-1, vocab), every, reduction="none").view(members, -1).mean(1)
+
+    @torch.no_grad()
+    def unstack(self) -> None:
+        r"""Copy each member's trained slice of the stacked weights back into the member."""
+        for e, member in enumerate(self.members):
+            own = dict(member.named_parameters())
+            for name, stacked in zip(self.names, self.weights, strict=True):
+                own[name].copy_(stacked[e])
+
+    # --- one block -------------------------------------------------------------------------------------------------
+
+    def _block(self, x: torch.Tensor, w: dict, p: str, bias: list[torch.Tensor], rope: tuple | None) -> torch.Tensor:
+        r"""A pre-LN decoder block of every member at once, as ``Block.forward``; the members' heads side by side."""
+        e, b, length, d = x.shape
+        h = self.config.n_heads
+        qkv = _linear(_layer_norm(x, w[p + "ln1.weight"], w[p + "ln1.bias"]), w[p + "qkv.weight"], w[p + "qkv.bias"])
+        q, k, v = qkv.view(e, b, length, 3, h, d // h).permute(3, 1, 0, 4, 2, 5).reshape(3, b, e * h, length, d // h)
+        if rope is not None:  # (E·H, L, d_head/2): identity rows for the members without RoPE
+            q, k = rotate_pairs(q, *rope), rotate_pairs(k, *rope)
+        attn = _attend(q, k, v, bias)  # (B, E·H, L, d_head)
+        attn = attn.view(b, e, h, length, d // h).permute(1, 0, 3, 2, 4).reshape(e, b, length, d)
+        x = x + _linear(attn, w[p + "proj.weight"], w[p + "proj.bias"])
+        hidden = F.gelu(_linear(_layer_norm(x, w[p + "ln2.weight"], w[p + "ln2.bias"]), *_pair(w, p + "mlp.0")))
+        return x + _linear(hidden, *_pair(w, p + "mlp.2"))
+
+    # --- what differs between the members, as tensors ------------------------------------------------------------
+
+    def _positions(self, length: int) -> torch.Tensor | None:
+        r"""(E, L, d): what each member adds to its token vectors (None when no member adds anything)."""
+        rows = [_added_positions(m, length) for m in self.members]
+        if all(row is None for row in rows):
+            return None
+        zeros = self._constant(length)["zeros"]
+        return torch.stack([zeros if row is None else row for row in rows])
+
+    def _biases(self, length: int) -> list[torch.Tensor]:
+        r"""The members' additive attention biases with −∞ on future keys, as consecutive groups of heads: one
+        (1, E'·H, L, L) for every member with a fixed bias (made once per length), then T5's (1, H, L, L), computed
+        anew at every call (it is learned)."""
+        constant = self._constant(length)
+        learned = [m.attention_bias(length, constant["buckets"])[None] for m in self.members if m.encoding == "t5"]
+        return ([] if constant["bias"] is None else [constant["bias"]]) + learned
+
+    def _constant(self, length: int) -> dict:
+        r"""The members' fixed tensors at ``length``, made on first use."""
+        if length not in self._constants:
+            self._constants[length] = _constants(self.members, length)
+        return self._constants[length]
+
+
+def _constants(members: Sequence[nn.Module], length: int) -> dict:
+    r"""Zero positions (L, d); the fixed biases of every member but T5, side by side (1, E'·H, L, L), and T5's bucket
+    of each (i, j); RoPE's (cos, sin) per member and head, (E·H, L, d_head/2), or None when no member rotates."""
+    config = members[0].config
+    device = next(members[0].parameters()).device
+    zeros = torch.zeros(length, config.d_model, device=device)
+    future = torch.ones(length, length, dtype=torch.bool, device=device).triu(1)
+    causal = torch.zeros(config.n_heads, length, length, device=device).masked_fill(future, float("-inf"))
+    fixed = [m.attention_bias(length) for m in members if m.encoding != "t5"]  # T5's is learned: made at each call
+    bias = torch.cat([causal if b is None else b for b in fixed])[None] if fixed else None  # (1, E'·H, L, L)
+    buckets = next((m.t5_buckets(length) for m in members if m.encoding == "t5"), None)
+    rope = None
+    if any(m.encoding == "rope" for m in members):
+        half = config.d_model // config.n_heads // 2
+        identity = (torch.ones(length, half, device=device), torch.zeros(length, half, device=device))
+        tables = [(m.rope_cos[:length], m.rope_sin[:length]) if m.encoding == "rope" else identity for m in members]
+        rope = tuple(torch.cat([t[i].expand(config.n_heads, -1, -1) for t in tables]) for i in (0, 1))
+    return {"zeros": zeros, "bias": bias, "buckets": buckets, "rope": rope}
+
+
+def _added_positions(member: nn.Module, length: int) -> torch.Tensor | None:
+    r"""(L, d): the rows a member adds to its token vectors, or None."""
+    if member.encoding == "learned":
+        return member.positions.weight[:length]
+    if member.encoding == "sinusoidal":
+        return member.sinusoid[:length]
+    return None
+
+
+def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, biases: list[torch.Tensor]) -> torch.Tensor:
+    r"""Attention of (B, E·H, L, d_head) heads, each consecutive group of heads with its own bias from ``biases``.
+
+    On a CPU, PyTorch's reference (math) attention is used: for heads 8 wide its flash kernel was slower, 145 against
+    122 ms a training step of the CPU preset's six models (2 cores, four alternating runs of 15 steps)."""
+    outputs, start = [], 0
+    with sdpa_kernel(SDPBackend.MATH) if q.device.type == "cpu" else contextlib.nullcontext():
+        for bias in biases:
+            heads = slice(start, start + bias.shape[1])
+            outputs.append(F.scaled_dot_product_attention(q[:, heads], k[:, heads], v[:, heads], attn_mask=bias))
+            start = heads.stop
+    return outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=1)
+
+
+def _pair(w: dict, prefix: str) -> tuple[torch.Tensor, torch.Tensor]:
+    return w[prefix + ".weight"], w[prefix + ".bias"]
+
+
+def _linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    r"""Each member's ``nn.Linear``: x (E, …, in) @ weight (E, out, in)ᵀ + bias (E, out), in one batched product."""
+    e, out = bias.shape
+    flat = torch.baddbmm(bias[:, None], x.reshape(e, -1, x.shape[-1]), weight.transpose(1, 2))
+    return flat.view(*x.shape[:-1], out)
+
+
+def _layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    r"""Each member's ``nn.LayerNorm`` on x (E, B, L, d), with its own (E, d) scale and shift."""
+    return F.layer_norm(x, x.shape[-1:]) * weight[:, None, None] + bias[:, None, None]
