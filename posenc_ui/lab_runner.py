@@ -213,14 +213,15 @@ def _train(page: Page) -> None:
     lang = page.lang  # the callbacks below hold no page (it keeps every figure of the rerun alive)
     clock: dict[str, float] = {}
 
-    def progress(fraction: float, message: str) -> bool:
+    def progress(fraction: float, message: str) -> bool:  # the core's message is English: say it in the page's words
         now = time.perf_counter()
         first = clock.setdefault("time", now), clock.setdefault("fraction", fraction)
         done, elapsed = fraction - first[1], now - first[0]
+        step = {"count": len(config.encodings), "step": round(fraction * config.steps), "steps": config.steps}
         if done < ESTIMATING_FRACTION:
-            text = t("lab.progress_estimating", lang, message=message)
+            text = t("lab.progress_estimating", lang, **step)
         else:
-            text = t("lab.progress", lang, message=message, remaining=f"{elapsed / done * (1.0 - fraction):.0f}")
+            text = t("lab.progress", lang, **step, remaining=f"{elapsed / done * (1.0 - fraction):.0f}")
         bar.progress(min(fraction, 1.0), text=text)
         return True
 
