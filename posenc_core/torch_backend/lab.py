@@ -57,9 +57,6 @@ class LabCancelled(Exception):
     """Raised inside :func:`run_lab` when the progress callback asks to stop."""
 
 
-# --- the data: every task's batches, made on the device ----------------------------------------------------------
-
-
 # --- the model -------------------------------------------------------------------------------------------------
 
 
@@ -171,6 +168,7 @@ def _relative(length: int, device: torch.device) -> torch.Tensor:
 # --- training and evaluation ------------------------------------------------------------------------------------
 
 Progress = Callable[[float, str], bool]  # (fraction done, message) -> keep going?
+FUSED_ADAM = ("cpu", "cuda", "mps")  # devices with PyTorch's fused Adam kernel
 
 
 def run_lab(
@@ -276,7 +274,9 @@ def _train(config: LabConfig, source: Source, progress: Progress | None, *, done
         torch.manual_seed(config.seed)  # equal shared initial weights across encodings
         models[encoding] = TinyLM(config, encoding).to(device)
     stack = Stack(list(models.values()))
-    optimizer = torch.optim.Adam(stack.parameters(), lr=config.lr)  # no weight decay: untrained rows stay as they are
+    # No weight decay: untrained rows stay as they are. Fused: one kernel for every weight (also on a CPU: twelve
+    # (6, 256, 64) weights took 0.6 ms a step against 2.6 ms for the default).
+    optimizer = torch.optim.Adam(stack.parameters(), lr=config.lr, fused=device.type in FUSED_ADAM)
     generator = torch.Generator(device=device).manual_seed(config.seed)
     losses = torch.zeros(config.steps, len(models), device=device)  # kept on the device: no wait on the host per step
     started = time.perf_counter()

@@ -17,8 +17,7 @@ gradients and whole training runs against the models trained one by one).
 **The encodings as data.** What differs between encodings becomes a tensor with an axis over the models:
 
 - an additive position table (E, L, d): the learned rows, the sinusoid, or zeros;
-- RoPE's cos and sin per model and head (E·H, L, d_head/2): the trained tables for the RoPE model, cos = 1 and sin = 0
-  (an exact identity) for the others;
+- RoPE's rotation, applied to the RoPE model's heads alone;
 - an additive attention bias per model and head (E·H, L, L): ALiBi's −m_h(i − j), T5's learned bucket bias, or 0,
   each with −∞ above the diagonal. The E models' heads sit side by side as the E·H heads of one attention call, with
   one exception: T5's bias is learned, and an attention whose bias needs a gradient takes PyTorch's slow reference
@@ -102,8 +101,8 @@ class Stack(nn.Module):
         h = self.config.n_heads
         qkv = _linear(_layer_norm(x, w[p + "ln1.weight"], w[p + "ln1.bias"]), w[p + "qkv.weight"], w[p + "qkv.bias"])
         q, k, v = qkv.view(e, b, length, 3, h, d // h).permute(3, 1, 0, 4, 2, 5).reshape(3, b, e * h, length, d // h)
-        if rope is not None:  # (E·H, L, d_head/2): identity rows for the members without RoPE
-            q, k = rotate_pairs(q, *rope), rotate_pairs(k, *rope)
+        if rope is not None:  # the RoPE member's heads turn; the others pass as they are
+            q, k = _rotate_heads(q, *rope), _rotate_heads(k, *rope)
         attn = _attend(q, k, v, bias)  # (B, E·H, L, d_head)
         attn = attn.view(b, e, h, length, d // h).permute(1, 0, 3, 2, 4).reshape(e, b, length, d)
         x = x + _linear(attn, w[p + "proj.weight"], w[p + "proj.bias"])
@@ -137,7 +136,7 @@ class Stack(nn.Module):
 
 def _constants(members: Sequence[nn.Module], length: int) -> dict:
     r"""Zero positions (L, d); the fixed biases of every member but T5, side by side (1, E'·H, L, L), and T5's bucket
-    of each (i, j); RoPE's (cos, sin) per member and head, (E·H, L, d_head/2), or None when no member rotates."""
+    of each (i, j); the RoPE member's heads and its (cos, sin), or None when no member rotates."""
     config = members[0].config
     device = next(members[0].parameters()).device
     zeros = torch.zeros(length, config.d_model, device=device)
@@ -147,11 +146,9 @@ def _constants(members: Sequence[nn.Module], length: int) -> dict:
     bias = torch.cat([causal if b is None else b for b in fixed])[None] if fixed else None  # (1, E'·H, L, L)
     buckets = next((m.t5_buckets(length) for m in members if m.encoding == "t5"), None)
     rope = None
-    if any(m.encoding == "rope" for m in members):
-        half = config.d_model // config.n_heads // 2
-        identity = (torch.ones(length, half, device=device), torch.zeros(length, half, device=device))
-        tables = [(m.rope_cos[:length], m.rope_sin[:length]) if m.encoding == "rope" else identity for m in members]
-        rope = tuple(torch.cat([t[i].expand(config.n_heads, -1, -1) for t in tables]) for i in (0, 1))
+    for e, m in enumerate(members):
+        if m.encoding == "rope":  # its heads among the E·H, and its (L, d_head/2) tables
+            rope = (slice(e * config.n_heads, (e + 1) * config.n_heads), m.rope_cos[:length], m.rope_sin[:length])
     return {"zeros": zeros, "bias": bias, "buckets": buckets, "rope": rope}
 
 
@@ -176,6 +173,11 @@ def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, biases: list[torc
             outputs.append(F.scaled_dot_product_attention(q[:, heads], k[:, heads], v[:, heads], attn_mask=bias))
             start = heads.stop
     return outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=1)
+
+
+def _rotate_heads(x: torch.Tensor, heads: slice, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    r"""x (B, E·H, L, d_head) with the heads in ``heads`` rotated by RoPE, the others as they are."""
+    return torch.cat([x[:, : heads.start], rotate_pairs(x[:, heads], cos, sin), x[:, heads.stop :]], dim=1)
 
 
 def _pair(w: dict, prefix: str) -> tuple[torch.Tensor, torch.Tensor]:
