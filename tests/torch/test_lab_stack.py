@@ -28,6 +28,8 @@ from posenc_core.torch_backend.lab_data import Source  # noqa: E402
 from posenc_core.torch_backend.lab_stack import Stack  # noqa: E402
 
 CPU = torch.device("cpu")
+#: Every device here: the CPU always; CUDA and MPS where present (a GPU machine runs the same checks on its card).
+DEVICES = ["cpu"] + ["cuda"] * torch.cuda.is_available() + ["mps"] * torch.backends.mps.is_available()
 
 
 def _models(config, seeds=None) -> list[TinyLM]:
@@ -47,11 +49,12 @@ def _own_loss(model: TinyLM, tokens: torch.Tensor, task: str) -> torch.Tensor:
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("task", TASKS)
-def test_the_stack_gives_each_members_own_logits(task):
+def test_the_stack_gives_each_members_own_logits(task, device):
     config = for_task(PRESETS["tiny"], task)
-    models = _models(config)
-    tokens = Source(config, CPU).batch(8, 2 * config.train_length)  # past the training length too
+    models = [model.to(device) for model in _models(config)]
+    tokens = Source(config, torch.device(device)).batch(8, 2 * config.train_length)  # past the training length too
     stack = Stack(models[::-1])  # any order in: T5's member goes last
     assert [m.encoding for m in stack.members] == [*ENCODINGS[:-1][::-1], "t5"]
     with torch.no_grad():
