@@ -5,7 +5,7 @@ step runs all E encodings with the kernels of one model.
 small is bound by kernel launches, not by arithmetic: a probe on an H100 measured 4–7 ms a step for one model, with
 the card about 3 % busy. Trained one after another, E models pay E times the launches. Stacked, each launch does the
 work of all E, so a step should cost about what one model's step cost (not yet measured: no GPU has been lent to
-this project since). On a CPU, which is bound by arithmetic, it saves overhead only: 1.22–1.33× for the CPU preset's
+this project since). On a CPU, which is bound by arithmetic, it saves overhead only: 1.26–1.33× for the CPU preset's
 six models on 2 cores (``python bench/bench_lab.py --baseline``, the two trainers side by side).
 
 **What stays equal.** The models share nothing but their input batches (which were already the same for every
