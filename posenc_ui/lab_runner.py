@@ -19,11 +19,11 @@ from typing import Any
 
 import streamlit as st
 
-from posenc_core.lab_task import text_corpus
+from posenc_core.lab_task import LabConfig, text_corpus
 
 from .frame import Page
 from .i18n import t
-from .lab_queue import config_key
+from .lab_queue import LabQueue, config_key
 from .turns import TURNS
 from .views import lab
 
@@ -31,6 +31,7 @@ _SWITCH_TO_LIVE = "_posenc_lab_switch_to_live"
 _WARM: dict[str, Any] = {}  # "device" and "import_seconds", once the background import has finished
 _WARM_STARTED = threading.Lock()
 _WARM_DONE = threading.Event()
+EVALUATION = "eval_seconds_per_token"  # the timings' entry for evaluation, beside each encoding's training throughput
 ESTIMATING_FRACTION = 0.03  # the remaining time is shown once 3 % of the steps have been timed
 
 
@@ -163,21 +164,33 @@ def estimate(page: Page) -> str:
     device = _WARM.get("device")
     if device is None:
         return page.t("lab.estimate_pending")
-    measured = lab.queue().timing(device, config.task)
-    per_token = {name: 1.0 / measured[name] for name in config.encodings if name in measured}
-    if not per_token or "eval_overhead" not in measured:
+    seconds = expected_seconds(config, lab.queue().timing(device, config.task))
+    if seconds is None:
         committed = lab.committed(page.values)
         per_seed = committed["seconds"] / len(committed["seeds"])
         return page.t("lab.estimate_unmeasured", device=device, seconds=f"{per_seed:.0f}")
-    tokens = config.steps * config.batch_size * (config.train_length - 1)
-    typical = sum(per_token.values()) / len(per_token)  # for an encoding not yet timed here
-    seconds = tokens * sum(per_token.get(name, typical) for name in config.encodings) * measured["eval_overhead"]
     import_note = ""
     if not _WARM_DONE.is_set():
         imported = lab.queue().import_seconds(device)
         import_note = page.t("lab.estimate_import", seconds=f"{imported:.0f}") if imported else ""
     return page.t("lab.estimate", count=len(config.encodings), device=device, seconds=f"{seconds:.0f}",
                   import_note=import_note)  # fmt: skip
+
+
+def expected_seconds(config: LabConfig, measured: Mapping[str, float]) -> float | None:
+    r"""Training (tokens × each encoding's measured seconds per token) plus evaluation (its measured seconds per
+    evaluated token and model); ``None`` until a run on this device and task has been measured.
+
+    The two are added, not scaled together: evaluation does not grow with the training steps, and a short run's
+    evaluation once made a 100-step run of six models read "about 64 s" for the 26 s it took.
+    """
+    per_token = {name: 1.0 / measured[name] for name in config.encodings if name in measured}
+    if not per_token or EVALUATION not in measured:
+        return None
+    typical = sum(per_token.values()) / len(per_token)  # for an encoding not yet timed here
+    tokens = config.steps * config.batch_size * (config.train_length - 1)
+    training = tokens * sum(per_token.get(name, typical) for name in config.encodings)
+    return training + measured[EVALUATION] * len(config.encodings) * config.eval_sequences * config.eval_length
 
 
 def live_panel(page: Page) -> None:
@@ -236,7 +249,7 @@ def _train(page: Page) -> None:
         from posenc_core.torch_backend.lab import run_lab
 
         results = run_lab(config, device=device, progress=progress)
-        _record(device, results)
+        record(lab.queue(), device, results)
         return results
 
     with TURNS.aside():  # seconds to import torch, minutes to train: other students' pages go on meanwhile
@@ -255,11 +268,14 @@ def _pick_device_here() -> str:
     return pick_device().type
 
 
-def _record(device: str, results: Mapping[str, Any]) -> None:
-    r"""Throughput per encoding and the evaluation's share of the run, for the next estimate on this device."""
-    store = lab.queue()
+def record(store: LabQueue, device: str, results: Mapping[str, Any]) -> None:
+    r"""Training throughput per encoding, and evaluation seconds per evaluated token and model, for the next
+    estimate on this device (:func:`expected_seconds`)."""
     task = results["task"]
     trained = sum(run["train_seconds"] for run in results["runs"].values())
     for name, run in results["runs"].items():
         store.record_timing(device, task, name, run["tokens_per_second"])
-    store.record_timing(device, task, "eval_overhead", results["seconds"] / max(trained, 1e-9))
+    config = LabConfig(**{**results["config"], "encodings": tuple(results["config"]["encodings"])})
+    evaluated = max(results["seconds"] - trained, 0.0)
+    per_token = evaluated / (len(results["runs"]) * config.eval_sequences * config.eval_length)
+    store.record_timing(device, task, EVALUATION, per_token)

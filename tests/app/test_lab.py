@@ -139,3 +139,24 @@ def test_a_live_run_trains_once_caches_on_disk_and_switches_the_page_to_it(open_
     assert any("your live run" in c.value for c in at.caption)
     assert not [e for e in at.error if "extension" in e.value.lower()]
     assert any("RoPE was not among" in m.value for m in at.markdown)  # no empty RoPE figure for a run without it
+
+
+def test_the_estimate_is_the_measured_run_again_and_grows_with_training_alone(tmp_path):
+    """Recorded from a real run, the estimate for the same settings gives back that run's seconds; more steps add
+    training time at the measured rate and leave evaluation alone (a short run's evaluation once inflated a longer
+    run's estimate 2.5-fold)."""
+    pytest.importorskip("torch")
+    from posenc_core.torch_backend.lab import run_lab
+    from posenc_ui.lab_queue import LabQueue
+    from posenc_ui.lab_runner import expected_seconds, record
+
+    config = dataclasses.replace(PRESETS["tiny"], encodings=("learned", "alibi"), steps=20)
+    results = run_lab(config, device="cpu")
+    store = LabQueue(tmp_path)
+    assert expected_seconds(config, store.timing("cpu", config.task)) is None  # nothing measured yet: no guess
+    record(store, "cpu", results)
+    measured = store.timing("cpu", config.task)
+    assert expected_seconds(config, measured) == pytest.approx(results["seconds"], rel=1e-9)
+    trained = sum(run["train_seconds"] for run in results["runs"].values())
+    longer = expected_seconds(dataclasses.replace(config, steps=60), measured)
+    assert longer == pytest.approx(results["seconds"] + 2 * trained, rel=1e-9)
