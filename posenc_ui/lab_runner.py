@@ -181,8 +181,10 @@ def expected_seconds(config: LabConfig, measured: Mapping[str, float]) -> float 
     r"""Training (tokens × each encoding's measured seconds per token) plus evaluation (its measured seconds per
     evaluated token and model); ``None`` until a run on this device and task has been measured.
 
-    The two are added, not scaled together: evaluation does not grow with the training steps, and a short run's
-    evaluation once made a 100-step run of six models read "about 64 s" for the 26 s it took.
+    The two are added, not scaled together: evaluation does not grow with the training steps. Measured in Chromium:
+    from a 100-step run of six models, 74 s for a 300-step run that took 51 s (scaling both together: 80 s). After a
+    small first run it still overshoots, 87 s for a run that took 26.5 s (scaling both: 113 s), because the first run
+    in a server process pays one-time costs that these per-token rates carry over.
     """
     per_token = {name: 1.0 / measured[name] for name in config.encodings if name in measured}
     if not per_token or EVALUATION not in measured:

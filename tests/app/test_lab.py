@@ -143,8 +143,7 @@ def test_a_live_run_trains_once_caches_on_disk_and_switches_the_page_to_it(open_
 
 def test_the_estimate_is_the_measured_run_again_and_grows_with_training_alone(tmp_path):
     """Recorded from a real run, the estimate for the same settings gives back that run's seconds; more steps add
-    training time at the measured rate and leave evaluation alone (a short run's evaluation once inflated a longer
-    run's estimate 2.5-fold)."""
+    training time at the measured rate and leave evaluation alone (evaluation does not grow with the steps)."""
     pytest.importorskip("torch")
     from posenc_core.torch_backend.lab import run_lab
     from posenc_ui.lab_queue import LabQueue
