@@ -5,8 +5,8 @@ step runs all E encodings with the kernels of one model.
 small is bound by kernel launches, not by arithmetic: a probe on an H100 measured 4–7 ms a step for one model, with
 the card about 3 % busy. Trained one after another, E models pay E times the launches. Stacked, each launch does the
 work of all E, so a step should cost about what one model's step cost (not yet measured: no GPU has been lent to
-this project since). On a CPU, which is bound by arithmetic, it saves overhead only: 1.26–1.33× for the CPU preset's
-six models on 2 cores (``python bench/bench_lab.py --baseline``, the two trainers side by side).
+this project since). On a CPU, which is bound by arithmetic, it saves overhead only: 1.26–1.46× for the CPU preset's
+six models on 2 cores (``python bench/bench_lab.py --baseline``, the two trainers side by side, four runs).
 
 **What stays equal.** The models share nothing but their input batches (which were already the same for every
 encoding). Each stacked weight holds the E models' weights side by side; the loss is the *sum* of each model's own
@@ -20,21 +20,20 @@ gradients and whole training runs against the models trained one by one).
 - an additive position table (E, L, d): the learned rows, the sinusoid, or zeros;
 - RoPE's rotation, applied to the RoPE model's heads alone;
 - an additive attention bias per model and head (E·H, L, L): ALiBi's −m_h(i − j), T5's learned bucket bias, or 0,
-  each with −∞ above the diagonal. The E models' heads sit side by side as the E·H heads of one attention call, with
-  one exception: T5's bias is learned, and an attention whose bias needs a gradient takes PyTorch's slow reference
-  path (on 2 CPU cores, 71 ms against 26 ms for 48 heads of the CPU preset, forward and backward). So T5's model is
-  put last and its heads attend in a call of their own; the other members' biases are constants, made once per length.
+  each with −∞ above the diagonal. The E models' heads sit side by side as the E·H heads of one attention call. On a
+  GPU there is one exception: T5's bias is learned, and an attention whose bias needs a gradient takes PyTorch's slow
+  reference path (on 2 CPU cores, 71 ms against 26 ms for 48 heads of the CPU preset, forward and backward). So T5's
+  model is put last and, on a GPU, its heads attend in a call of their own; on a CPU attention is written out, and
+  every head attends in one call. The other members' biases are constants, made once per length.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from . import rotate_pairs
 
@@ -165,14 +164,19 @@ def _added_positions(member: nn.Module, length: int) -> torch.Tensor | None:
 def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, biases: list[torch.Tensor]) -> torch.Tensor:
     r"""Attention of (B, E·H, L, d_head) heads, each consecutive group of heads with its own bias from ``biases``.
 
-    On a CPU, PyTorch's reference (math) attention is used: for heads 8 wide its flash kernel was slower, 145 against
-    122 ms a training step of the CPU preset's six models (2 cores, four alternating runs of 15 steps)."""
+    On a CPU it is written out (scores, softmax, weighted sum) for every head in one call, T5's learned bias
+    included: a step of the CPU preset's six models took 99 ms against 117 ms through PyTorch's reference attention
+    (whose checks for rows of −∞ cost as much as its softmax), which in turn beat its flash kernel for 8-wide heads
+    (122 against 145 ms, an earlier run). Elsewhere each group goes to ``scaled_dot_product_attention``."""
+    if q.device.type == "cpu":
+        bias = biases[0] if len(biases) == 1 else torch.cat(biases, dim=1)
+        scores = torch.matmul(q * q.shape[-1] ** -0.5, k.transpose(-1, -2)) + bias
+        return torch.matmul(scores.softmax(-1), v)
     outputs, start = [], 0
-    with sdpa_kernel(SDPBackend.MATH) if q.device.type == "cpu" else contextlib.nullcontext():
-        for bias in biases:
-            heads = slice(start, start + bias.shape[1])
-            outputs.append(F.scaled_dot_product_attention(q[:, heads], k[:, heads], v[:, heads], attn_mask=bias))
-            start = heads.stop
+    for bias in biases:
+        heads = slice(start, start + bias.shape[1])
+        outputs.append(F.scaled_dot_product_attention(q[:, heads], k[:, heads], v[:, heads], attn_mask=bias))
+        start = heads.stop
     return outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=1)
 
 
