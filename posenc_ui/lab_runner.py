@@ -4,9 +4,11 @@ an honest progress bar and a place in the queue.
 torch is imported here and nowhere else in the app, in a background thread that :func:`warm_up` starts the first
 time the lab page opens (importing it and starting the device take seconds; doing it before the reader presses *Run*
 hides them). The same thread then pays a first run's one-time costs and times a few steps of the default run, so that
-the first estimate is measured on this server. Runs go through :class:`posenc_ui.lab_queue.LabQueue`: each configuration trains once across every
-session and server process, identical requests wait for the first and share its result, trainings per device are
-capped, and every waiting reader sees their place. Cancelling needs no code: pressing *Cancel* (or leaving the page)
+the first estimate is measured on this server.
+
+Runs go through :class:`posenc_ui.lab_queue.LabQueue`: each configuration trains once across every session and
+server process, identical requests wait for the first and share its result, trainings per device are capped, and
+every waiting reader sees their place. Cancelling needs no code: pressing *Cancel* (or leaving the page)
 makes Streamlit rerun the script, which raises inside the next progress update and unwinds the run; nothing
 half-trained is stored. While it trains or waits, the page gives up its turn (:mod:`posenc_ui.turns`).
 """
