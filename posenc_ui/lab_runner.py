@@ -16,6 +16,8 @@ half-trained is stored. While it trains or waits, the page gives up its turn (:m
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import statistics
 import threading
 import time
 from collections.abc import Mapping
@@ -37,7 +39,10 @@ _WARM_STARTED = threading.Lock()
 _WARM_DONE = threading.Event()
 EVALUATION = "eval_seconds_per_token"  # the timings' entry for evaluation, beside each encoding's training throughput
 ESTIMATING_FRACTION = 0.03  # the remaining time is shown once 3 % of the steps have been timed
-CALIBRATION_STEPS = 10  # the warm-up times this many steps of the default run (~1.5 s on 2 cores)
+CALIBRATION_STEPS = 12  # the warm-up times this many steps of the default run (~1.5 s on 2 cores)
+#: Seconds between two progress updates. Drawn at every step, the progress bar made the CPU run of six models take
+#: 45.8 s on the server, against 35.4 s in ``bench/bench_lab.py`` (2 cores, Chromium drawing the page beside it).
+PROGRESS_INTERVAL = 0.25
 
 
 # --- torch, warmed up in the background --------------------------------------------------------------------------
@@ -83,13 +88,21 @@ def _calibrate(device: str) -> None:
 
     Measured on 2 cores: a first run of learned and ALiBi (L = 16, 50 steps) took 3.8 s, of which 2.6 s evaluating;
     the same run again took 1.4 s (0.3 s evaluating). After a two-step run of every encoding at L = 8, the first
-    run takes 1.5 s too.
+    run takes 1.5 s too. A training step is timed as the median interval between steps after the first two (which
+    also pay for memory of the new shapes), so a page drawing meanwhile moves it little.
     """
     from posenc_core.torch_backend.lab import run_lab
 
     small = LabConfig(train_length=8, eval_factor=2, extension_factor=2, steps=2, batch_size=2, eval_sequences=2)
     run_lab(small, device=device)
-    record(lab.queue(), device, run_lab(dataclasses.replace(PRESETS["cpu"], steps=CALIBRATION_STEPS), device=device))
+    config = dataclasses.replace(PRESETS["cpu"], steps=CALIBRATION_STEPS)
+    stamps: list[float] = []
+    run_lab(config, device=device, progress=lambda *_: stamps.append(time.perf_counter()) or True)
+    evaluated = time.perf_counter() - stamps[-1]
+    step = statistics.median(later - earlier for earlier, later in itertools.pairwise(stamps[2:]))
+    share = step / len(config.encodings)  # each model's share of a step of them all
+    _store(lab.queue(), device, config, {name: _tokens_per_step(config) / share for name in config.encodings},
+           evaluated)  # fmt: skip
 
 
 # --- what is shown ---------------------------------------------------------------------------------------------
@@ -211,7 +224,7 @@ def expected_seconds(config: LabConfig, measured: Mapping[str, float]) -> float 
     if not per_token or EVALUATION not in measured:
         return None
     typical = sum(per_token.values()) / len(per_token)  # for an encoding not yet timed here
-    tokens = config.steps * config.batch_size * (config.train_length - 1)
+    tokens = config.steps * _tokens_per_step(config)
     training = tokens * sum(per_token.get(name, typical) for name in config.encodings)
     return training + measured[EVALUATION] * len(config.encodings) * config.eval_sequences * config.eval_length
 
@@ -253,6 +266,9 @@ def _train(page: Page) -> None:
         now = time.perf_counter()
         first = clock.setdefault("time", now), clock.setdefault("fraction", fraction)
         done, elapsed = fraction - first[1], now - first[0]
+        if now - clock.get("shown", -PROGRESS_INTERVAL) < PROGRESS_INTERVAL and fraction < 1.0:
+            return True  # not drawn: a click on Cancel is seen at the next update, at most this interval later
+        clock["shown"] = now
         step = {"count": len(config.encodings), "step": round(fraction * config.steps), "steps": config.steps}
         if done < ESTIMATING_FRACTION:
             text = t("lab.progress_estimating", lang, **step)
@@ -294,11 +310,18 @@ def _pick_device_here() -> str:
 def record(store: LabQueue, device: str, results: Mapping[str, Any]) -> None:
     r"""Training throughput per encoding, and evaluation seconds per evaluated token and model, for the next
     estimate on this device (:func:`expected_seconds`)."""
-    task = results["task"]
     trained = sum(run["train_seconds"] for run in results["runs"].values())
-    for name, run in results["runs"].items():
-        store.record_timing(device, task, name, run["tokens_per_second"])
     config = LabConfig(**{**results["config"], "encodings": tuple(results["config"]["encodings"])})
-    evaluated = max(results["seconds"] - trained, 0.0)
-    per_token = evaluated / (len(results["runs"]) * config.eval_sequences * config.eval_length)
-    store.record_timing(device, task, EVALUATION, per_token)
+    throughput = {name: run["tokens_per_second"] for name, run in results["runs"].items()}
+    _store(store, device, config, throughput, max(results["seconds"] - trained, 0.0))
+
+
+def _store(store: LabQueue, device: str, config: LabConfig, throughput: Mapping[str, float], evaluated: float) -> None:
+    for name, tokens_per_second in throughput.items():
+        store.record_timing(device, config.task, name, tokens_per_second)
+    per_token = evaluated / (len(throughput) * config.eval_sequences * config.eval_length)
+    store.record_timing(device, config.task, EVALUATION, per_token)
+
+
+def _tokens_per_step(config: LabConfig) -> int:
+    return config.batch_size * (config.train_length - 1)
