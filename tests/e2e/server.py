@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -45,11 +46,15 @@ def start_server(port: int, *, timeout: float = 60.0, script: str = "app.py") ->
         "--server.headless", "true", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
     env = {**CLASSROOM_ENV, **os.environ}
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    # Its log goes to a file, not a pipe: nobody reads a pipe while the server runs, and a server that wrote 64 kB
+    # into one would block mid-rerun.
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log, env=env)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited early: {proc.stderr.read().decode(errors='replace')[-2000:]}")
+            log.seek(0)
+            raise RuntimeError(f"streamlit exited early: {log.read().decode(errors='replace')[-2000:]}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as resp:
                 if resp.status == 200:
