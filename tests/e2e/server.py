@@ -43,7 +43,7 @@ def start_server(port: int, *, timeout: float = 60.0, script: str = "app.py") ->
     cmd = [
         sys.executable, "-m", "streamlit", "run", script,
         "--server.port", str(port), "--server.address", "127.0.0.1",
-        "--server.headless", "true", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
+        "--server.headless", "true", "--browser.gatherUsageStats", "false",  # the rest: .streamlit/config.toml
     ]  # fmt: skip
     env = {**CLASSROOM_ENV, **os.environ}
     # Its log goes to a file, not a pipe: nobody reads a pipe while the server runs, and a server that wrote 64 kB
