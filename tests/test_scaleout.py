@@ -8,13 +8,16 @@ package; ``.ci/run`` installs it); elsewhere the test is skipped with that reaso
 from __future__ import annotations
 
 import argparse
+import gzip
 import importlib.util
 import os
 import sys
+import urllib.request
 
 import pytest
 
 from posenc_ui import catalog
+from posenc_ui.frame.chart import plotly_module
 
 ROOT = catalog.ROOT
 _spec = importlib.util.spec_from_file_location("posenc_bench_scaleout", ROOT / "bench" / "scaleout" / "run.py")
@@ -40,3 +43,18 @@ def test_two_backends_behind_nginx_lose_one_and_no_session_is_lost() -> None:
     assert result["victim_tabs_ok_after_reconnect"] == result["sessions_on_victim"]
     assert result["reconnected_onto"] and result["victim"] not in result["reconnected_onto"]
     assert result["passed"]
+
+
+def test_nginx_sends_plotly_js_compressed_and_still_cached_for_a_year() -> None:
+    with scaleout.deployment(1) as (url, _backends):
+        path = f"{url}/static/js/{plotly_module()}"
+        with urllib.request.urlopen(urllib.request.Request(path), timeout=30) as plain:
+            body = plain.read()
+            assert plain.headers.get("Content-Encoding") is None  # a client that asks for nothing gets the file
+        request = urllib.request.Request(path, headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(request, timeout=30) as packed:
+            assert packed.headers["Content-Encoding"] == "gzip"
+            assert "immutable" in packed.headers["Cache-Control"]
+            sent = packed.read()
+    assert gzip.decompress(sent) == body
+    assert len(body) > 4_000_000 and len(sent) < 0.4 * len(body)  # plotly.js: 4.7 MB, 1.70 MB at gzip level 1
