@@ -130,3 +130,11 @@ UNSEEN_DOCUMENT = re.compile(
 def test_no_string_cites_a_source_by_number_or_as_the_syllabus(lang: str) -> None:
     cited = {key: m.group(0) for key, text in catalogue(lang).items() if (m := UNSEEN_DOCUMENT.search(text))}
     assert not cited, f"cite the article by its title instead: {cited}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_string_holds_a_code_block(lang: str) -> None:
+    r"""A fenced or indented code block makes the browser fetch Streamlit's syntax highlighter (1.5 MB of script,
+    loaded on the page's first visit); RoPE's pairing table did, on every visit. Inline code and tables do not."""
+    block = re.compile(r"```|~~~|(^|\n\n)( {4}|\t)\S")
+    assert not [key for key, text in catalogue(lang).items() if block.search(text)]
