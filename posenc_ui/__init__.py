@@ -9,4 +9,4 @@ offline HTML, PNG and SVG, and writes a whole static site with ``python -m posen
 Nothing here does encoding maths: every number on screen comes from a :mod:`posenc_core` call.
 """
 
-import pandas  # noqa: F401  (eagerly: plotly reads a half-imported sys.modules["pandas"] while a tab's st.dataframe imports it)
+import pandas  # noqa: F401  (eagerly: plotly reads sys.modules["pandas"], half-imported while another thread imports it)

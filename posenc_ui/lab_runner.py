@@ -170,11 +170,11 @@ def band_table(page: Page) -> None:
     labels = {band: page.t("lab.band.inside") if band == "inside" else page.t("lab.band.beyond", band=band)
               for band in bands}  # fmt: skip
     several = len(lab.shown_results(values)["seeds"]) > 1
-    columns = {
-        labels[band]: {page.t(f"enc.{name}"): _cell(row[band], several) for name, row in table.items() if band in row}
-        for band in bands
-    }  # fmt: skip  (a dict of columns: encodings are rows)
-    st.dataframe(columns, width="stretch", column_config={"_index": page.t("axis.encoding")}, key="lab.table")
+    # A markdown table: st.dataframe would make the browser fetch 1.2 MB of grid and Arrow code for six rows.
+    rows = [[page.t("axis.encoding"), *(labels[band] for band in bands)], ["---", *("---:" for _ in bands)]]
+    for name, row in table.items():
+        rows.append([page.t(f"enc.{name}"), *(_cell(row[band], several) if band in row else "" for band in bands)])
+    st.markdown("\n".join("| " + " | ".join(cells) + " |" for cells in rows))
     results = lab.shown_results(values)
     metric = values["metric"]
     caption = "accuracy" if metric == "accuracy" else ("gap" if results.get("optimal_loss") is not None else "loss")
@@ -185,7 +185,7 @@ def band_table(page: Page) -> None:
 
 
 def _cell(spread: Any, several: bool) -> str:
-    return f"{spread.mean:.2f} [{spread.low:.2f}, {spread.high:.2f}]" if several else f"{spread.mean:.2f}"
+    return f"{spread.mean:.2f} \\[{spread.low:.2f}, {spread.high:.2f}\\]" if several else f"{spread.mean:.2f}"
 
 
 # --- the live run ------------------------------------------------------------------------------------------------

@@ -159,3 +159,14 @@ def test_the_estimate_is_the_measured_run_again_and_grows_with_training_alone(tm
     trained = sum(run["train_seconds"] for run in results["runs"].values())
     longer = expected_seconds(dataclasses.replace(config, steps=60), measured)
     assert longer == pytest.approx(results["seconds"] + 2 * trained, rel=1e-9)
+
+
+def test_the_band_table_is_markdown_with_the_seeds_spread_in_brackets(open_page):
+    r"""A markdown table, not ``st.dataframe`` (whose grid and Arrow code the browser would fetch: 1.2 MB)."""
+    at = open_page(SCRIPT, lang="en")
+    assert not at.dataframe
+    (table,) = [m.value for m in at.markdown if m.value.startswith("| position encoding | inside L |")]
+    spread = lab.table(values())["alibi"]["inside"]
+    want = f"| ALiBi | {spread.mean:.2f} \\[{spread.low:.2f}, {spread.high:.2f}\\] |"
+    assert want in table
+    assert len(table.splitlines()) == 2 + 6  # header, alignment, the six encodings
