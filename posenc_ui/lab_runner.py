@@ -216,9 +216,9 @@ def expected_seconds(config: LabConfig, measured: Mapping[str, float]) -> float 
     evaluated token and model); ``None`` until a run on this device and task has been measured.
 
     The two are added, not scaled together: evaluation does not grow with the training steps. Measured in Chromium:
-    from a 100-step run of six models, 74 s for a 300-step run that took 51 s (scaling both together: 80 s). After a
-    small first run it still overshoots, 87 s for a run that took 26.5 s (scaling both: 113 s), because the first run
-    in a server process pays one-time costs that these per-token rates carry over.
+    from a 100-step run of six models, 74 s for a 300-step run that took 51 s (scaling both together: 80 s). The
+    first estimate comes from the warm-up (:func:`_calibrate`), which also pays a process's one-time costs before
+    any run: 36 s for a six-model run that then took 43 s on the server.
     """
     per_token = {name: 1.0 / measured[name] for name in config.encodings if name in measured}
     if not per_token or EVALUATION not in measured:
