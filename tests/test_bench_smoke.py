@@ -40,3 +40,14 @@ def test_browser_bench_runs_a_page_and_compares_the_two_ways_of_drawing_charts(t
                          cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     assert "st.plotly_chart / Plotly.react in place" in run.stdout, run.stdout
+
+
+def test_moves_bench_compares_the_two_blas_settings_on_one_page(tmp_path: Path) -> None:
+    r"""Two real servers, one tab each: every slider of one page moved once on both."""
+    out = tmp_path / "moves.json"
+    run = subprocess.run([sys.executable, "bench/bench_moves.py", "--moves", "1", "--pages", "Sinusoidal",
+                          "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert {row["page"] for row in result["sliders"]} == {"Sinusoidal"} and len(result["sliders"]) >= 3
+    assert all(row[f"rerun ms: {name}"] > 0 for row in result["sliders"] for name in result["setups"])

@@ -23,7 +23,7 @@ One module a job:
 :mod:`.present`           presenter mode and the single-figure embed: one figure of the view, its own controls
 :mod:`.panels`            explain panel (formula, paper, source) and export panel, folded until opened
 :mod:`.chart`             every figure in the browser, redrawn in place (``Plotly.react``), plotly.js preloaded
-:mod:`.heap`              the once-per-process GC freeze
+:mod:`.process`           once per server process: the GC freeze, numpy's BLAS on one thread
 ========================  ===================================================================================
 
 State rules (docs/streamlit.md): a widget is seeded once, from the URL if the URL names it (parsed,
@@ -34,11 +34,11 @@ page's encoded values are also kept in ``st.session_state[MEMORY]`` and carried 
 
 from __future__ import annotations
 
-from .heap import freeze_heap
 from .language import LANG_MEMORY, LANG_WIDGET, pick_lang, resolve_lang
 from .navigation import navigation, reading_path, share_box, share_link
 from .page import LAST_GOOD, Page, is_touch
 from .panels import plain_title, render_check, source_name
+from .process import settle_process
 from .turn import open_page, start
 from .widgets import MEMORY, code_span, notice, seed, widget_key
 
@@ -49,7 +49,6 @@ __all__ = [
     "MEMORY",
     "Page",
     "code_span",
-    "freeze_heap",
     "is_touch",
     "navigation",
     "notice",
@@ -60,6 +59,7 @@ __all__ = [
     "render_check",
     "resolve_lang",
     "seed",
+    "settle_process",
     "share_box",
     "share_link",
     "source_name",

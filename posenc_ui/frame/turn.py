@@ -20,11 +20,11 @@ from ..state import Problem
 from ..turns import TURNS
 from ..views.base import View
 from .chart import preload_plotly
-from .heap import freeze_heap
 from .language import language_switch, resolve_lang
 from .navigation import navigation, next_link, reset_button
 from .page import Page
 from .present import PRESENT, asked_figure, embed_figure, present, presenting, unknown_figure_notice
+from .process import settle_process
 from .widgets import notice, seed
 
 #: Phones and narrow windows (≤ 640 px): less blank space above the title and a smaller title, so the first figure
@@ -68,7 +68,7 @@ def open_page(view: View) -> Page:
 
     In presenter mode or a single-figure embed, also draw that figure (``page.single`` names it).
     """
-    freeze_heap()
+    settle_process()
     embedded = bool(st.context.is_embedded)
     lang = resolve_lang()
     entry = catalog.BY_ID.get(view.page_id)

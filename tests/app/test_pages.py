@@ -6,6 +6,7 @@ import gc
 import json
 
 import pytest
+from threadpoolctl import threadpool_info
 
 from posenc_ui import catalog
 from posenc_ui.frame import LANG_WIDGET, Page
@@ -156,9 +157,11 @@ def test_download_panel_offers_every_figure_drawn_in_every_format(open_page, scr
     assert button.label == t("export.download", "zh", format=t("export.svg", "zh"))
 
 
-def test_the_first_page_freezes_the_long_lived_heap(open_page) -> None:
+def test_the_first_page_freezes_the_long_lived_heap_and_keeps_numpys_blas_on_one_thread(open_page) -> None:
     open_page("pages/1_Why_position.py", lang="en")
     assert gc.get_freeze_count() > 10_000  # modules, validators, the runtime: out of every full collection
+    (blas,) = [lib for lib in threadpool_info() if lib["user_api"] == "blas"]  # numpy's OpenBLAS
+    assert blas["num_threads"] == 1
 
 
 def test_a_page_left_behind_keeps_nothing_of_itself_alive(open_page) -> None:

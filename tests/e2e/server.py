@@ -38,14 +38,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(port: int, *, timeout: float = 60.0, script: str = "app.py") -> subprocess.Popen:
-    r"""``streamlit run <script>`` on 127.0.0.1:``port``; returns once ``/_stcore/health`` answers."""
+def start_server(
+    port: int, *, timeout: float = 60.0, script: str = "app.py", env: dict[str, str] | None = None
+) -> subprocess.Popen:
+    r"""``streamlit run <script>`` on 127.0.0.1:``port`` (``env``: variables added to this process's); returns once
+    ``/_stcore/health`` answers."""
     cmd = [
         sys.executable, "-m", "streamlit", "run", script,
         "--server.port", str(port), "--server.address", "127.0.0.1",
         "--server.headless", "true", "--browser.gatherUsageStats", "false",  # the rest: .streamlit/config.toml
     ]  # fmt: skip
-    env = {**CLASSROOM_ENV, **os.environ}
+    env = {**CLASSROOM_ENV, **os.environ, **(env or {})}
     # Its log goes to a file, not a pipe: nobody reads a pipe while the server runs, and a server that wrote 64 kB
     # into one would block mid-rerun.
     log = tempfile.TemporaryFile()
