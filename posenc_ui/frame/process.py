@@ -44,11 +44,11 @@ def one_blas_thread() -> None:
     r"""numpy's BLAS (OpenBLAS) on one thread for the rest of the process.
 
     OpenBLAS hands a product to its worker threads, and an idle worker spins on its core for a while before it
-    sleeps. The app's products are small (a few hundred rows), so a second thread bought nothing: a RoPE page's
-    figures took the same time with one thread or two. Its spinning cost a whole core: 330 ms of the server's CPU
-    for one move of RoPE's d with two threads, 128 ms with one; 130 ms against 20 ms for Relative's seed, whose
-    figures compute in 3 ms (``python bench/bench_moves.py``; the README's classroom section). On a server that
-    a class shares, that core serves the other students.
+    sleeps. The app's products are small, so the second thread of a 2-core server bought little: 10–20 ms on a move
+    of RoPE's d or seed; over all 40 sliders the mean rerun took the same time either way. Its spinning cost a core:
+    a move of RoPE's d took 122–145 ms of the server's CPU with one thread and 260–293 ms with two; Relative's seed,
+    whose figures compute in 3 ms, 23 ms against 138–143 ms (``python bench/bench_moves.py``, two servers side by
+    side; the README has the table). On a server that a class shares, that core serves the other students.
 
     Only libraries loaded now are limited: torch, which the lab imports later, keeps its own threads for training.
     """
