@@ -50,6 +50,6 @@ def one_blas_thread() -> None:
     whose figures compute in 3 ms, 23 ms against 138–143 ms (``python bench/bench_moves.py``, two servers side by
     side; the README has the table). On a server that a class shares, that core serves the other students.
 
-    Only libraries loaded now are limited: torch, which the lab imports later, keeps its own threads for training.
+    torch, which the lab imports later, keeps its threads for training: they are OpenMP's, not a BLAS library's.
     """
     threadpool_limits(limits=1, user_api="blas")
