@@ -3,10 +3,11 @@ r"""Two of the app's three pieces of custom machinery against what the libraries
     python bench/bench_machinery.py [--repeat 20]
 
 1. **Sending a figure.** Every figure of every page at its defaults, as the app's chart sends it
-   (:func:`posenc_ui.frame.chart.payload`: ``plotly.io.to_json``), built two ways from the same trace dicts:
-   plotly's public path (``go.Figure(spec)``, which validates every property) and :class:`BuiltFigure` (which keeps
-   the wire dict; ``tests/app/test_figures.py`` pins that both send the same JSON). "miss" is a slider move that
-   builds the figure and sends it; "hit" sends an already-built figure again (another widget moved).
+   (:func:`posenc_ui.frame.chart.payload`), built two ways from the same trace dicts:
+   plotly's public path (``go.Figure(spec)``, which validates every property) and :class:`BuiltFigure` (which encodes
+   the dict once and keeps the JSON it sends; ``tests/app/test_figures.py`` pins that both send the same JSON).
+   "miss" is a slider move that builds the figure and sends it; "hit" sends an already-built figure again (another
+   widget moved, or another session shows the same figure from the cache).
 2. **Remembering a result.** One page result (a dict with a 256² float32 heatmap) read back from
    :func:`posenc_ui.memo.memo` (cachetools, bounded in bytes), ``functools.lru_cache`` (bounded in entries), and
    ``st.cache_data`` (bounded in entries, returns a copy). Only the first can bound the app's memory in bytes.

@@ -53,7 +53,7 @@ def approx_bytes(obj: Any, _depth: int = 0) -> int:
         if _SCALARS.issuperset(map(type, obj)):  # long runs of labels or numbers: no need to visit each
             return sys.getsizeof(obj) + 48 * len(obj)
         return 56 + sum(approx_bytes(v, _depth + 1) for v in obj)
-    sized = getattr(obj, "approx_bytes", None)  # e.g. BuiltFigure: its wire dict
+    sized = getattr(obj, "approx_bytes", None)  # e.g. BuiltFigure: the JSON it keeps
     if callable(sized):
         return sized()
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):

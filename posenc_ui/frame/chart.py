@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
-import plotly.io as pio
 import streamlit as st
+
+from ..figures.built import figure_json
 
 #: The class of the element that holds one plotly plot (browser tests and the browser bench look for it).
 CHART_CLASS = "posenc-chart"
@@ -101,9 +102,9 @@ def _component() -> Any:
 
 
 def payload(fig: go.Figure, config: dict[str, Any]) -> bytes:
-    r"""What one chart sends: the figure as plotly.js reads it (``plotly.io.to_json``) and the plot's config."""
-    spec = pio.to_json(fig, validate=False)
-    return b'{"figure":%s,"config":%s}' % (spec.encode(), json.dumps(config).encode())
+    r"""What one chart sends: the figure as plotly.js reads it (:func:`~posenc_ui.figures.built.figure_json`, which a
+    cached figure answers with the bytes it keeps) and the plot's config."""
+    return b'{"figure":%s,"config":%s}' % (figure_json(fig), json.dumps(config).encode())
 
 
 def plotly_chart(fig: go.Figure, *, config: dict[str, Any], key: str) -> None:

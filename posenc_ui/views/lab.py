@@ -13,6 +13,7 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,8 @@ from posenc_core.lab_task import (
     PRESETS,
     TASKS,
     LabConfig,
+    Spread,
+    Verdict,
     band_edges,
     band_table,
     extrapolation_rises,
@@ -114,9 +117,14 @@ def queue() -> LabQueue:
     return LabQueue(cache_dir())  # all its state is on disk: a new handle per rerun costs three mkdir calls
 
 
+def live_path(values: Values) -> Path:
+    r"""Where the cache every server process shares keeps the live run of these settings (a file once it finished)."""
+    return queue().result_path(config_key(live_config(values)))
+
+
 def live_results(values: Values) -> Mapping[str, Any] | None:
-    r"""The finished live run of these settings, from the cache every server process shares, or ``None``."""
-    path = queue().result_path(config_key(live_config(values)))
+    r"""The finished live run of these settings, or ``None``."""
+    path = live_path(values)
     return read_results(path) if path.is_file() else None
 
 
@@ -124,13 +132,32 @@ def live_results(values: Values) -> Mapping[str, Any] | None:
 LIVE_READS = ("task", "source", "lag", "set", "train_length", "steps", "seed")
 
 
-def shown_results(values: Values) -> Mapping[str, Any]:
-    r"""The live run of these settings when the reader asked for it and it exists; the committed run otherwise."""
+def shown_path(values: Values) -> Path:
+    r"""The file of the live run of these settings when the reader asked for it and it exists; the committed run's
+    otherwise."""
     if values["source"] == "live":
-        live = live_results(values)
-        if live is not None:
-            return live
-    return committed(values)
+        path = live_path(values)
+        if path.is_file():
+            return path
+    return committed_path(values)
+
+
+def shown_results(values: Values) -> Mapping[str, Any]:
+    return read_results(shown_path(values))
+
+
+@memo(budget=RESULTS)
+def bands(path: Path, key: str) -> Mapping[str, Mapping[str, Spread]]:
+    r"""``band_table`` of a results file, made once while memory keeps it (a finished run never changes)."""
+    return MappingProxyType(
+        {name: MappingProxyType(row) for name, row in band_table(dict(read_results(path)), key).items()}
+    )
+
+
+@memo(budget=RESULTS)
+def verdicts(path: Path) -> Mapping[str, Verdict]:
+    r"""``extrapolation_verdicts`` of a results file, made once while memory keeps it."""
+    return MappingProxyType(extrapolation_verdicts(dict(read_results(path))))
 
 
 def has_rope(values: Values) -> bool:
@@ -192,21 +219,20 @@ def training_figure(values: Values, lang: str) -> go.Figure:
 # --- the table and the findings, from the core's band summary -----------------------------------------------
 
 
-def table(values: Values) -> dict[str, dict[str, Any]]:
+def table(values: Values) -> Mapping[str, Mapping[str, Spread]]:
     r"""Encodings × bands: ``band_table`` of the shown run, loss above the optimum where it is known (else loss)."""
-    results = shown_results(values)
-    key = "accuracy" if values["metric"] == "accuracy" else "loss"
-    return band_table(dict(results), key)
+    return bands(shown_path(values), "accuracy" if values["metric"] == "accuracy" else "loss")
 
 
 def findings(values: Values) -> dict[str, tuple[str, dict[str, str]]]:
     r"""Per trained encoding, the verdict Compare uses too (:func:`posenc_core.lab_task.extrapolation_verdicts`),
     as an i18n key (``lab.verdict.<state>``) and the numbers that decided it."""
-    results = dict(shown_results(values))
+    path = shown_path(values)
+    results = read_results(path)
     tolerance = verdict_tolerance(results)
     last = band_edges(length_bands(results["config"]["train_length"], max(results["positions"]))[-1].name)[1]
     out = {}
-    for name, verdict in extrapolation_verdicts(results).items():
+    for name, verdict in verdicts(path).items():
         band = "inside" if verdict.band == "inside" else "{}–{}·L".format(*band_edges(verdict.band))
         out[name] = (verdict.state, {"value": f"{verdict.value:.2f}", "band": band, "held": _times_l(verdict.until),
                                      "last": _times_l(last), "tolerance": f"{tolerance:g}"})  # fmt: skip
@@ -224,8 +250,8 @@ def _times_l(multiple: int) -> str:
 def check_inside(values: Values) -> Check:
     r"""Inside L, every model with position information reaches the optimum, its worst seed within the tolerance
     that Compare's verdicts use (tasks with an optimum); text names the highest loss inside L instead."""
-    results = shown_results(values)
-    rows = band_table(dict(results), "loss")
+    path = shown_path(values)
+    results, rows = read_results(path), bands(path, "loss")
     positional = {name: row["inside"].high for name, row in rows.items() if name != "none"} or {
         name: row["inside"].high for name, row in rows.items()
     }
@@ -242,8 +268,7 @@ def check_inside(values: Values) -> Check:
 @reads(*LIVE_READS)
 def check_extrapolation(values: Values) -> Check:
     r"""Past L the encodings part ways: the best and worst rise over their own inside-L loss differ by > 0.5 nats."""
-    rows = band_table(dict(shown_results(values)), "loss")
-    rise = extrapolation_rises(rows)
+    rise = extrapolation_rises(bands(shown_path(values), "loss"))
     best, worst = min(rise, key=rise.get), max(rise, key=rise.get)
     spread = rise[worst] - rise[best]
     key = "lab.check_extrapolation" if len(rise) > 1 else "lab.check_extrapolation_one"

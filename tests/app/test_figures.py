@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from posenc_ui.figures import attention, heatmap, learned, positions, sinusoidal, style
-from posenc_ui.figures.built import BuiltFigure, typed_array, unwire
+from posenc_ui.figures.built import BuiltFigure, figure_json, typed_array, unwire
 from posenc_ui.figures.style import ENCODING_COLOURS, TEMPLATE
 from posenc_ui.frame.chart import sent_charts
 from posenc_ui.state import defaults
@@ -121,7 +121,7 @@ def test_every_figure_survives_plotly_validation_unchanged(view, lang: str, at) 
         except ValueError:
             continue
         assert isinstance(fig, BuiltFigure), name
-        sent = json.loads(pio.to_json(fig, validate=False))
+        sent = json.loads(figure_json(fig))  # what the chart sends
         validated = json.loads(pio.to_json(go.Figure(unwire(fig.to_dict())), validate=False))
         assert validated == sent, f"{view.page_id}.{name}"
 
@@ -130,7 +130,8 @@ def test_built_figures_serialise_once_and_validate_when_looked_into() -> None:
     fig = style.figure([{"type": "scatter", "x": np.arange(3.0), "y": np.ones(3)}], title="t", x="x", y="y")
     sent = fig.to_dict()
     assert sent["data"][0]["x"]["dtype"] == "f8"  # arrays travel as base64, not as lists
-    assert sent["data"][0]["x"]["bdata"] is fig.to_dict()["data"][0]["x"]["bdata"]  # encoded once, then shared
+    assert figure_json(fig) is figure_json(fig)  # encoded once: a cached figure is sent as the bytes it keeps
+    assert json.loads(figure_json(fig)) == sent and fig.to_dict() is not sent  # to_dict hands out fresh copies
     assert list(fig.data[0].x) == [0.0, 1.0, 2.0] and fig.layout.xaxis.title.text == "x"  # a real go.Figure inside
     assert json.loads(pio.to_json(fig)) == json.loads(pio.to_json(go.Figure(unwire(sent))))
     broken = BuiltFigure({"data": [{"type": "heatmap", "z": [[1]], "colorscale": "RdBu_typo"}]})

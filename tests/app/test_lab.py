@@ -76,11 +76,17 @@ def test_the_committed_lag_run_shows_alibi_holding_and_the_learned_table_failing
     assert beyond.passed and beyond.fmt_keys["best"] == "enc.alibi"
 
 
-def test_a_check_that_fails_says_so_in_its_own_words(monkeypatch):
-    results = json.loads(COMMITTED[("lag", 2)].read_text())
-    bad = json.loads(json.dumps(results))
+def test_a_run_is_summarised_once_while_memory_keeps_it():
+    v = values(task="lag")
+    assert lab.table(v) is lab.table(v) and lab.verdicts(lab.shown_path(v)) is lab.verdicts(lab.shown_path(v))
+
+
+def test_a_check_that_fails_says_so_in_its_own_words(monkeypatch, tmp_path):
+    bad = json.loads(COMMITTED[("lag", 2)].read_text())
     bad["runs"]["rope"]["loss_seeds"] = (np.asarray(bad["runs"]["rope"]["loss_seeds"]) + 1.0).tolist()
-    monkeypatch.setattr(lab, "shown_results", lambda v: bad)
+    path = tmp_path / "bad_run.json"
+    path.write_text(json.dumps(bad))
+    monkeypatch.setattr(lab, "shown_path", lambda v: path)
     check = lab.check_inside(values())
     assert not check.passed and check.key == "lab.check_inside_failed" and check.fmt_keys["encoding"] == "enc.rope"
 
