@@ -11,6 +11,7 @@ from threadpoolctl import threadpool_info
 from posenc_ui import catalog
 from posenc_ui.frame import LANG_WIDGET, Page
 from posenc_ui.frame.chart import sent_charts
+from posenc_ui.frame.process import YOUNG_THRESHOLD
 from posenc_ui.i18n import t
 from posenc_ui.views import VIEWS
 
@@ -160,6 +161,7 @@ def test_download_panel_offers_every_figure_drawn_in_every_format(open_page, scr
 def test_the_first_page_freezes_the_long_lived_heap_and_keeps_numpys_blas_on_one_thread(open_page) -> None:
     open_page("pages/1_Why_position.py", lang="en")
     assert gc.get_freeze_count() > 10_000  # modules, validators, the runtime: out of every full collection
+    assert gc.get_threshold()[0] == YOUNG_THRESHOLD > 700  # a rerun's cyclic garbage dies young
     (blas,) = [lib for lib in threadpool_info() if lib["user_api"] == "blas"]  # numpy's OpenBLAS
     assert blas["num_threads"] == 1
 
