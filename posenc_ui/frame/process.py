@@ -53,7 +53,7 @@ def young_collections() -> None:
 
     Reruns leave reference cycles behind: under class load, most full collections freed 16 000–38 000 objects. With
     Python's default, many of them outlive two young collections, and once they are a quarter of the long-lived
-    objects a full collection runs, holding the interpreter for 30–190 ms while every session waits. With the young
+    objects a full collection runs, holding the interpreter for 15–190 ms while every session waits. With the young
     generation larger, they die young. One round of 50 students (``bench/load.py --rounds 1``, the collector timed
     by ``gc.callbacks``, 2026-11-26): 21 full collections and 4.1 s in the collector with the default, 1 full
     collection and 2.7 s with this threshold; the server's memory ended the same (719 and 723 MB).

@@ -143,6 +143,7 @@ def shown_path(values: Values) -> Path:
 
 
 def shown_results(values: Values) -> Mapping[str, Any]:
+    r"""The run :func:`shown_path` names, read once while memory keeps it."""
     return read_results(shown_path(values))
 
 
