@@ -236,7 +236,16 @@ def goals_met(rounds: list[Round], *, growth_mb: float = 50.0) -> list[str]:
     return missed
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def wait_quiet(pid: int, *, busy: float = 0.05, timeout: float = 180.0) -> None:
+    r"""Return once process ``pid`` has used less than ``busy`` of a core over a second (a warm-up has ended)."""
+    proc, deadline = psutil.Process(pid), time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.cpu_percent(interval=1.0) < 100 * busy:
+            return
+    raise TimeoutError(f"the server (pid {pid}) was still busy after {timeout:.0f} s")
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--url", help="a running server on loopback (default: start one)")
     ap.add_argument("--pid", type=int, action="append", default=[], help="server pid(s) whose RSS to report")
@@ -258,17 +267,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=("on", "off"),
         help="the page queue of the server this starts ($POSENC_PAGE_QUEUE; default: the environment's, else on)",
     )
+    ap.add_argument("--warm", action="store_true",
+                    help="start the server as `python -m posenc_ui.serve` starts each process (the lab warmed up "
+                         "first), and begin once it has finished (its CPU quiet)")  # fmt: skip
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--check", action="store_true", help="exit 1 unless the goals hold")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse(argv)
     proc = None
     base = args.url
     if base is None:
         if args.queue is not None:
             os.environ[QUEUE_ENV] = args.queue  # the server inherits this process's environment
-        proc = start_server(free_port())
+        proc = start_server(free_port(), warm=args.warm)
         base = f"http://127.0.0.1:{proc.args[proc.args.index('--server.port') + 1]}"
+        if args.warm:
+            wait_quiet(proc.pid)
     pids = args.pid or ([proc.pid] if proc else [])
     pages = args.pages.split(",") if args.pages else built_paths()
     try:

@@ -1,8 +1,10 @@
-r"""The scale-out recipe (``bench/scaleout/``) in CI: two backends behind nginx, one killed mid-run.
+r"""Serving a class (``python -m posenc_ui.serve``, and ``bench/scaleout/`` on the same deployment) in CI.
 
-Sessions on the surviving backend must not notice; the tabs that lost theirs must reconnect through nginx onto the
-live one and carry on; nginx's route cookie must have spread the class over both backends. Needs nginx (Debian
-package; ``.ci/run`` installs it); elsewhere the test is skipped with that reason, in CI it must run.
+Two backends behind nginx, one killed mid-run: sessions on the surviving backend must not notice; the tabs that lost
+theirs must reconnect through nginx onto the live one and carry on; nginx's route cookie must have spread the class
+over both backends. The command itself: it serves through nginx, starts a killed backend again on its port, and
+stops everything on SIGTERM. Needs nginx (Debian package; ``.ci/run`` installs it); elsewhere these tests are
+skipped with that reason, in CI they must run.
 """
 
 from __future__ import annotations
@@ -11,13 +13,19 @@ import argparse
 import gzip
 import importlib.util
 import os
+import signal
+import subprocess
 import sys
+import time
 import urllib.request
+from collections.abc import Callable
 
+import psutil
 import pytest
 
 from posenc_ui import catalog
 from posenc_ui.frame.chart import plotly_module
+from posenc_ui.serve import deployment, find_nginx, free_port
 
 ROOT = catalog.ROOT
 _spec = importlib.util.spec_from_file_location("posenc_bench_scaleout", ROOT / "bench" / "scaleout" / "run.py")
@@ -25,7 +33,7 @@ scaleout = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = scaleout
 _spec.loader.exec_module(scaleout)
 
-HAS_NGINX = os.access(scaleout.NGINX, os.X_OK)
+HAS_NGINX = find_nginx() is not None
 pytestmark = pytest.mark.skipif(
     not HAS_NGINX and os.environ.get("CI") != "true", reason="nginx is not installed (apt-get install -y nginx)"
 )
@@ -46,8 +54,8 @@ def test_two_backends_behind_nginx_lose_one_and_no_session_is_lost() -> None:
 
 
 def test_nginx_sends_plotly_js_compressed_and_still_cached_for_a_year() -> None:
-    with scaleout.deployment(1) as (url, _backends):
-        path = f"{url}/static/js/{plotly_module()}"
+    with deployment(1) as dep:
+        path = f"{dep.url}/static/js/{plotly_module()}"
         with urllib.request.urlopen(urllib.request.Request(path), timeout=30) as plain:
             body = plain.read()
             assert plain.headers.get("Content-Encoding") is None  # a client that asks for nothing gets the file
@@ -58,3 +66,64 @@ def test_nginx_sends_plotly_js_compressed_and_still_cached_for_a_year() -> None:
             sent = packed.read()
     assert gzip.decompress(sent) == body
     assert len(body) > 4_000_000 and len(sent) < 0.4 * len(body)  # plotly.js: 4.7 MB, 1.70 MB at gzip level 1
+
+
+def _children(proc: subprocess.Popen) -> dict[str, psutil.Process]:
+    r"""The launcher's Streamlit backends by port, and its nginx (key ``"nginx"``)."""
+    found: dict[str, psutil.Process] = {}
+    for child in psutil.Process(proc.pid).children():
+        try:
+            cmd = child.cmdline()
+        except psutil.Error:  # gone, or killed and not yet reaped by the launcher
+            continue
+        if "--server.port" in cmd:
+            found[cmd[cmd.index("--server.port") + 1]] = child
+        elif cmd and "nginx" in cmd[0]:
+            found["nginx"] = child
+    return found
+
+
+def _until(condition: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {seconds:.0f} s: {what}"
+        time.sleep(0.2)
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+def test_serve_command_serves_through_nginx_starts_a_dead_backend_again_and_stops_on_sigterm() -> None:
+    port = free_port()
+    cmd = [sys.executable, "-m", "posenc_ui.serve", "--processes", "2", "--address", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _until(lambda: _answers(url), 120, "the class URL answers")
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            assert resp.status == 200 and "posenc_route=" in resp.headers["Set-Cookie"]
+        first = _children(proc)
+        backends = sorted(name for name in first if name != "nginx")
+        assert len(backends) == 2 and "nginx" in first
+        victim = first[backends[0]]
+        victim.kill()
+        _until(lambda: (new := _children(proc).get(backends[0])) is not None and new.pid != victim.pid
+               and _answers(f"http://127.0.0.1:{backends[0]}"), 90, "the killed backend is started again")  # fmt: skip
+        started = _children(proc)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 0, out
+    assert f"the process on port {backends[0]} exited" in out and out.rstrip().endswith("posenc: stopped")
+    for child in started.values():  # nothing left behind
+        assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
+

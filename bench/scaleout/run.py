@@ -2,11 +2,12 @@ r"""Scale-out past one process: K Streamlit backends behind nginx (sticky cookie
 
     python bench/scaleout/run.py [--ks 1,2] [--sessions 40] [--moves 2] [--kill-after 8]
 
-For each K it starts K ``streamlit run app.py`` on free loopback ports and nginx (Debian package) from
-``nginx.conf.template`` in a temp folder, drives it with ``bench/load.py`` (closed loop, no think time: the
-throughput a saturated deployment reaches, reruns/s) and stops everything. Then, with K = 2 and ``--think`` seconds
-between actions, it kills one backend (SIGKILL) ``--kill-after`` seconds into the run: sessions on the other
-backend must see no error, and the tabs that lost theirs must reconnect through nginx onto the live one and carry on.
+For each K it starts the deployment ``python -m posenc_ui.serve`` gives a class (:func:`posenc_ui.serve.deployment`:
+K ``streamlit run app.py`` on free loopback ports, nginx from its template in a temp folder), drives it with
+``bench/load.py`` (closed loop, no think time: the throughput a saturated deployment reaches, reruns/s) and stops
+everything. Then, with K = 2 and ``--think`` seconds between actions, it kills one backend (SIGKILL) ``--kill-after``
+seconds into the run: sessions on the other backend must see no error, and the tabs that lost theirs must reconnect
+through nginx onto the live one and carry on (here nothing starts the killed one again, as the command would).
 Everything it starts it stops (``finally``), and it only ever listens and connects on 127.0.0.1.
 """
 
@@ -15,79 +16,25 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
 import load  # noqa: E402
-from server import free_port, start_server, stop_server  # noqa: E402
 
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
-
-
-@contextmanager
-def deployment(k: int) -> Iterator[tuple[str, list[subprocess.Popen]]]:
-    r"""K backends and nginx in front of them; yields (nginx URL, backend processes) and stops them all."""
-    backends: list[subprocess.Popen] = []
-    nginx = None
-    run = Path(tempfile.mkdtemp(prefix="posenc-nginx-"))
-    try:
-        for _ in range(k):
-            backends.append(start_server(free_port()))
-        ports = [proc.args[proc.args.index("--server.port") + 1] for proc in backends]
-        port = free_port()
-        servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=10s;" for p in ports)
-        conf = (HERE / "nginx.conf.template").read_text()
-        conf = conf.replace("{{RUN}}", str(run)).replace("{{PORT}}", str(port)).replace("{{SERVERS}}", servers)
-        (run / "nginx.conf").write_text(conf)
-        nginx = subprocess.Popen([NGINX, "-p", str(run), "-c", str(run / "nginx.conf"), "-g", "daemon off;"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
-        wait_healthy(url, nginx)
-        yield url, backends
-    finally:
-        if nginx is not None:
-            nginx.terminate()
-            try:
-                nginx.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                nginx.kill()
-                nginx.wait()
-        for proc in backends:
-            if proc.poll() is None:
-                stop_server(proc)
-        shutil.rmtree(run, ignore_errors=True)
-
-
-def wait_healthy(url: str, nginx: subprocess.Popen, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if nginx.poll() is not None:
-            raise RuntimeError(f"nginx exited: {nginx.stderr.read().decode(errors='replace')[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"nginx did not answer at {url}")
+from posenc_ui.serve import deployment  # noqa: E402
 
 
 def throughput(ks: list[int], args: argparse.Namespace) -> list[dict]:
     rows = []
     for k in ks:
-        with deployment(k) as (url, backends):
+        with deployment(k) as dep:
+            url, backends = dep.url, dep.backends
             load.run_load(
                 url,
                 sessions=min(args.sessions, 10),
@@ -114,8 +61,9 @@ def throughput(ks: list[int], args: argparse.Namespace) -> list[dict]:
 def kill_one(args: argparse.Namespace) -> dict:
     r"""K = 2 under load; one backend is killed mid-run. Who noticed, who reconnected, where to."""
     record: dict = {}
-    with deployment(2) as (url, backends):
-        ports = {f"127.0.0.1:{p.args[p.args.index('--server.port') + 1]}": p for p in backends}
+    with deployment(2) as dep:
+        url = dep.url
+        ports = {f"127.0.0.1:{port}": proc for port, proc in zip(dep.ports, dep.backends, strict=True)}
 
         def kill(all_stats: list[load.Stats]) -> None:
             time.sleep(args.kill_after)

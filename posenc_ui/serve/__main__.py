@@ -1,0 +1,56 @@
+r"""``python -m posenc_ui.serve``: the app for a class, K Streamlit processes behind nginx, until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+from . import deployment, find_nginx, supervise
+
+STUDENTS_PER_PROCESS = 20  # bench/load.py, 2026-11-26: one process, p95 0.8-1.1 s at 25 students, 1.8-2.1 s at 35
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    cores = os.cpu_count() or 1
+    ap = argparse.ArgumentParser(
+        prog="python -m posenc_ui.serve",
+        description="The app for a class: K Streamlit processes behind nginx, until Ctrl-C or SIGTERM.",
+    )
+    ap.add_argument("--processes", type=int, default=cores,
+                    help=f"Streamlit processes (default: one per core, {cores} here); about one per "
+                         f"{STUDENTS_PER_PROCESS} students, each with a core of its own")  # fmt: skip
+    ap.add_argument("--address", default="0.0.0.0", help="where nginx listens (default: every interface)")
+    ap.add_argument("--port", type=int, default=8501, help="nginx's port (default: 8501, Streamlit's own)")
+    ap.add_argument("--nginx", help="the nginx executable (default: nginx on the PATH, else /usr/sbin/nginx)")
+    args = ap.parse_args(argv)
+    if not 1 <= args.processes <= 64:
+        ap.error(f"--processes must be between 1 and 64, got {args.processes}")
+    if not 1 <= args.port <= 65535:
+        ap.error(f"--port must be between 1 and 65535, got {args.port}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse(argv)
+    if find_nginx(args.nginx) is None:
+        print("posenc: nginx is not installed (apt-get install -y nginx); without it, one process serves the app: "
+              "MALLOC_ARENA_MAX=2 streamlit run app.py --server.address 0.0.0.0", file=sys.stderr)  # fmt: skip
+        return 2
+    done = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: done.set())
+    with deployment(args.processes, address=args.address, port=args.port, nginx=args.nginx) as dep:
+        backends = ", ".join(map(str, dep.ports))
+        print(f"posenc: {args.processes} process(es) behind nginx at http://{args.address}:{args.port} "
+              f"(backends on 127.0.0.1:{backends}); Ctrl-C stops them all", flush=True)  # fmt: skip
+        supervise(dep, done, say=lambda line: print(line, flush=True))
+    print("posenc: stopped", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,41 @@
+r"""``python -m posenc_ui.serve`` without nginx, and the warm backend it starts (the deployment itself, behind nginx,
+is tested in ``tests/test_scaleout.py``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from posenc_ui import catalog
+from posenc_ui.serve import free_port, start_backend, stop
+
+ROOT = catalog.ROOT
+
+
+def _has_torch(pid: int) -> bool:
+    r"""Whether process ``pid`` has torch's C++ library mapped (it has imported torch)."""
+    with open(f"/proc/{pid}/maps", encoding="utf-8") as maps:
+        return "libtorch_cpu" in maps.read()
+
+
+def test_a_warm_backend_imports_torch_before_any_student_arrives_and_a_plain_one_does_not() -> None:
+    warm, plain = start_backend(free_port(), warm=True), start_backend(free_port())
+    try:
+        deadline = time.monotonic() + 90
+        while not _has_torch(warm.pid):  # no session has opened: only the warm-up can have imported it
+            assert time.monotonic() < deadline, "the warm backend had not imported torch after 90 s"
+            time.sleep(0.5)
+        assert not _has_torch(plain.pid)
+        assert warm.poll() is None
+    finally:
+        stop(warm)
+        stop(plain)
+
+
+def test_serve_command_without_nginx_says_how_to_get_it() -> None:
+    missing = [sys.executable, "-m", "posenc_ui.serve", "--nginx", str(ROOT / "no-such-nginx")]
+    done = subprocess.run(missing, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "apt-get install -y nginx" in done.stderr and "streamlit run app.py" in done.stderr
+    wrong = subprocess.run([*missing[:3], "--processes", "0"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 2 and "--processes must be between 1 and 64, got 0" in wrong.stderr
