@@ -126,4 +126,3 @@ def test_serve_command_serves_through_nginx_starts_a_dead_backend_again_and_stop
     assert f"the process on port {backends[0]} exited" in out and out.rstrip().endswith("posenc: stopped")
     for child in started.values():  # nothing left behind
         assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
-

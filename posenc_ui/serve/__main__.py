@@ -11,18 +11,25 @@ from collections.abc import Sequence
 
 from . import deployment, find_nginx, supervise
 
-STUDENTS_PER_PROCESS = 20  # bench/load.py, 2026-11-26: one process, p95 0.8-1.1 s at 25 students, 1.8-2.1 s at 35
+#: bench/load.py, 2026-11-26, one warm process on 2 cores: p95 0.47-0.83 s at 20 students, 0.66-0.77 s at 25, 1.8-2.1 s
+#: at 35. Fifty students on those 2 cores: p95 0.76-1.61 s with two processes, 0.69-1.28 s with three (the README).
+STUDENTS_PER_PROCESS = 20
+
+
+def default_processes() -> int:
+    r"""One process per core and one more: a process runs its Python on one thread at a time and waits between the
+    messages it sends, so one more than the cores keeps them busier (measured on 2 cores, above)."""
+    return (os.cpu_count() or 1) + 1
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    cores = os.cpu_count() or 1
     ap = argparse.ArgumentParser(
         prog="python -m posenc_ui.serve",
         description="The app for a class: K Streamlit processes behind nginx, until Ctrl-C or SIGTERM.",
     )
-    ap.add_argument("--processes", type=int, default=cores,
-                    help=f"Streamlit processes (default: one per core, {cores} here); about one per "
-                         f"{STUDENTS_PER_PROCESS} students, each with a core of its own")  # fmt: skip
+    ap.add_argument("--processes", type=int, default=default_processes(),
+                    help=f"Streamlit processes (default: one per core and one more, {default_processes()} here); "
+                         f"about one per {STUDENTS_PER_PROCESS} students")  # fmt: skip
     ap.add_argument("--address", default="0.0.0.0", help="where nginx listens (default: every interface)")
     ap.add_argument("--port", type=int, default=8501, help="nginx's port (default: 8501, Streamlit's own)")
     ap.add_argument("--nginx", help="the nginx executable (default: nginx on the PATH, else /usr/sbin/nginx)")
