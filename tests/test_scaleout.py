@@ -126,3 +126,30 @@ def test_serve_command_serves_through_nginx_starts_a_dead_backend_again_and_stop
     assert f"the process on port {backends[0]} exited" in out and out.rstrip().endswith("posenc: stopped")
     for child in started.values():  # nothing left behind
         assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
+
+
+def _warm_backends() -> set[int]:
+    r"""The pids of every process of this machine started as a class deployment's backend."""
+    found = set()
+    for proc in psutil.process_iter(["cmdline"]):
+        if "posenc_ui.serve.backend" in (proc.info["cmdline"] or []):
+            found.add(proc.pid)
+    return found
+
+
+def test_serve_command_on_a_port_already_taken_says_so_and_leaves_nothing_running() -> None:
+    with deployment(1) as dep:  # nginx listens on this port already
+        taken = dep.url.rsplit(":", 1)[1]
+        before = _warm_backends()
+        cmd = [sys.executable, "-m", "posenc_ui.serve", "--processes", "1", "--address", "127.0.0.1", "--port", taken]
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            _, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        after = _warm_backends()
+    assert proc.returncode == 1 and "Traceback" not in err
+    assert f"cannot listen on 127.0.0.1:{taken}: Address already in use" in err
+    assert after == before  # the process the command had started is gone with it

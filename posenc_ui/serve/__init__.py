@@ -115,6 +115,17 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+def require_free(address: str, port: int) -> None:
+    r"""Raise :class:`OSError` unless ``address``:``port`` can be listened on (as nginx binds it: address reuse on)."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((address, port))
+        except OSError as err:
+            raise OSError(f"cannot listen on {address}:{port}: {err.strerror}") from None
+
+
 def find_nginx(path: str | None = None) -> str | None:
     r"""The nginx executable: ``path`` if given, else ``nginx`` on the PATH, else Debian's ``/usr/sbin/nginx``."""
     for candidate in (path,) if path else (shutil.which("nginx"), "/usr/sbin/nginx"):
@@ -156,14 +167,15 @@ def deployment(
     executable = find_nginx(nginx)
     if executable is None:
         raise FileNotFoundError("nginx is not installed (apt-get install -y nginx)")
-    run = Path(tempfile.mkdtemp(prefix="posenc-nginx-"))
     ports = [free_port() for _ in range(processes)]
     backends: list[subprocess.Popen] = []  # the deployment's own list: what supervise() starts again is stopped too
     proxy: subprocess.Popen | None = None
+    port = port or free_port()
+    require_free(address, port)  # first: another server there would answer the health check meant for nginx
+    run = Path(tempfile.mkdtemp(prefix="posenc-nginx-"))
     try:
         for backend_port in ports:
             backends.append(start_backend(backend_port, warm=warm))
-        port = port or free_port()
         listen = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
         (run / "nginx.conf").write_text(nginx_conf(run, listen, ports), encoding="utf-8")
         log = tempfile.TemporaryFile()

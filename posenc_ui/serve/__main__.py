@@ -50,11 +50,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
-    with deployment(args.processes, address=args.address, port=args.port, nginx=args.nginx) as dep:
-        backends = ", ".join(map(str, dep.ports))
-        print(f"posenc: {args.processes} process(es) behind nginx at http://{args.address}:{args.port} "
-              f"(backends on 127.0.0.1:{backends}); Ctrl-C stops them all", flush=True)  # fmt: skip
-        supervise(dep, done, say=lambda line: print(line, flush=True))
+    try:
+        with deployment(args.processes, address=args.address, port=args.port, nginx=args.nginx) as dep:
+            backends = ", ".join(map(str, dep.ports))
+            print(f"posenc: {args.processes} process(es) behind nginx at http://{args.address}:{args.port} "
+                  f"(backends on 127.0.0.1:{backends}); Ctrl-C stops them all", flush=True)  # fmt: skip
+            supervise(dep, done, say=lambda line: print(line, flush=True))
+    except (OSError, RuntimeError, TimeoutError) as err:  # a port taken, nginx refusing its configuration, …
+        print(f"posenc: {err}", file=sys.stderr)
+        return 1
     print("posenc: stopped", flush=True)
     return 0
 
