@@ -11,8 +11,8 @@ nginx (the Debian package) keeps every request of a tab on one process by a rout
 (:data:`TEMPLATE` says how), passes websockets through and compresses the static files (plotly.js: 4.7 MB → 1.7 MB).
 Each backend warms the lab up as it starts (:mod:`.backend`), before the class arrives. A backend that dies loses
 only the rerun in flight: its tabs reconnect through nginx onto a live one, and :func:`supervise` starts a new process
-on the dead one's port. The same :func:`deployment` runs in
-``bench/scaleout/run.py`` and ``tests/test_scaleout.py``, so what is measured and tested is what a class gets.
+on the dead one's port. The same :func:`deployment` runs in ``bench/scaleout/run.py``, ``bench/load.py --processes``
+and ``tests/test_scaleout.py``, so what is measured and tested is what a class gets.
 """
 
 from __future__ import annotations
