@@ -3,6 +3,7 @@ r"""``python -m posenc_ui.serve``: the app for a class, K Streamlit processes be
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 import signal
 import sys
@@ -38,6 +39,10 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         ap.error(f"--processes must be between 1 and 64, got {args.processes}")
     if not 1 <= args.port <= 65535:
         ap.error(f"--port must be between 1 and 65535, got {args.port}")
+    try:  # it goes into nginx's configuration as it is: an address, nothing else
+        ipaddress.ip_address(args.address)
+    except ValueError:
+        ap.error(f"--address must be an IP address (0.0.0.0: every interface), got {args.address!r}")
     return args
 
 
