@@ -9,9 +9,15 @@ and 361 ms through this component (2.2×; ``python bench/bench_browser.py --char
 one run in Chromium on the 2-core machine).
 
 The component (``st.components.v2``) keeps its identity across reruns because it has a key. Streamlit calls its
-JavaScript again with the new figure on the same element, and the JavaScript calls ``Plotly.react`` there. plotly.js
-itself is the copy Streamlit ships and would load for ``st.plotly_chart``: the same file, served by Streamlit with a
-year-long cache and imported once per tab. Importing it sets ``window.Plotly``.
+JavaScript again with the new figure on the same element, and the JavaScript calls ``Plotly.react`` there.
+
+Which plotly.js: plotly.js's own *cartesian* bundle (``static/``, served by Streamlit at ``app/static/``), the same
+release as the plotly.js of the ``plotly`` package in ``requirements.txt``. It registers the trace types in
+:data:`LEAN_TRACES`, which draw every figure but the context-extension page's polar arcs; a figure with any other
+type waits for the full bundle that Streamlit ships for ``st.plotly_chart`` (``static/js/PlotlyChart.<hash>.js``), in
+that tab only. A new document spends most of its time to the first figure loading plotly.js: in Chromium on the
+2-core machine, 0.5–0.8 s for the cartesian bundle (1.5 MB) against 1.4–2.2 s for the full one (4.7 MB), on the same
+page in the same run (``python bench/bench_browser.py``; README, "What a student feels"). Each is loaded once per tab.
 
 What ``st.plotly_chart`` gave that this keeps: the figure's own height, the full width of its column, plotly's
 toolbar and config, and ``theme=None`` (the figure's own template). What it gave that this drops: Streamlit's
@@ -33,6 +39,11 @@ from ..figures.built import figure_json
 #: The class of the element that holds one plotly plot (browser tests and the browser bench look for it).
 CHART_CLASS = "posenc-chart"
 NAME = "posenc_chart"
+#: plotly.js's cartesian bundle, as published on npm (``plotly.js-cartesian-dist-min``), in ``static/``.
+LEAN_BUNDLE = Path(__file__).resolve().parents[2] / "static" / "plotly-cartesian-4.1.1.min.js"
+#: The trace types that bundle registers (``tests/app/test_chart.py`` reads them out of the file).
+LEAN_TRACES = ("bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour", "image", "pie",
+               "scatter", "scatterternary", "violin")  # fmt: skip
 
 
 @cache
@@ -49,19 +60,30 @@ def plotly_module() -> str:
 
 # Sent with every chart (Streamlit inlines a component's script in its element), so it is kept short. The first chart
 # of a tab makes one drawer for the window; later copies of the script use it. A chart in view is redrawn at once;
-# one out of view waits for an idle moment, one at a time, or until it scrolls into view.
+# one out of view waits for an idle moment, one at a time, or until it scrolls into view. Each bundle sets
+# window.Plotly as it runs: the full one loads after the lean one, and each plot keeps the plotly.js that drew it.
 _SCRIPT = """
 const charts = (window.__posencCharts ??= (() => {
   const main = document.querySelector('script[src*="/static/js/index."]').src;
   const wait = window.requestIdleCallback ?? ((f) => setTimeout(f, 50));
-  const queue = [];
-  let plotly, draining = false;
-  const load = () => (plotly ??= import(new URL("MODULE", main).href).then(() => window.Plotly));
+  const lean = new Set(TRACES), queue = [];
+  let leanPlotly, fullPlotly, draining = false;
+  const script = (src) => new Promise((ok, fail) => document.head.append(Object.assign(document.createElement("script"),
+    { src, onload: () => ok(window.Plotly), onerror: () => fail(new Error(`${src} did not load`)) })));
+  const load = (figure) => {
+    leanPlotly ??= script(new URL("../../app/static/LEAN", main).href);
+    if (!figure || (figure.data ?? []).every((trace) => lean.has(trace.type ?? "scatter"))) return leanPlotly;
+    return (fullPlotly ??= leanPlotly.catch(() => null).then(() => import(new URL("MODULE", main).href))
+      .then(() => window.Plotly));
+  };
   const draw = (div) => {
     const next = div.next;
     div.next = null;
-    if (next) div.drawn = (div.drawn ?? load()).then(() => window.Plotly.react(div, { ...next.figure,
-      config: next.config })).catch((error) => { div.textContent = `plotly.js: ${error}`; });  // frames too
+    if (next) div.drawn = Promise.all([load(next.figure), div.drawn]).then(([plotly]) => {
+      if (div.plotly !== plotly) div.plotly?.purge(div);
+      div.plotly = plotly;
+      return plotly.react(div, { ...next.figure, config: next.config });  // frames too
+    }).catch((error) => { div.textContent = `plotly.js: ${error}`; });
     return Promise.resolve(div.drawn);
   };
   const drain = () => {
@@ -90,14 +112,17 @@ export default function ({ parentElement, data }) {
   const next = JSON.parse(new TextDecoder().decode(data));
   div.style.minHeight = `${next.figure.layout.height ?? 450}px`;
   charts.show(div, next);
-  return () => { div.next = null; charts.seen.unobserve(div); window.Plotly?.purge(div); };
+  return () => { div.next = null; charts.seen.unobserve(div); div.plotly?.purge(div); };
 }
 """
 
 
 @cache
 def _component() -> Any:
-    script = _SCRIPT.replace("MODULE", plotly_module()).replace("CLASS", CHART_CLASS).strip()
+    if not LEAN_BUNDLE.is_file():
+        raise RuntimeError(f"{LEAN_BUNDLE} is missing: the charts load plotly.js from it (see posenc_ui.frame.chart)")
+    script = (_SCRIPT.replace("MODULE", plotly_module()).replace("LEAN", LEAN_BUNDLE.name)
+              .replace("TRACES", json.dumps(LEAN_TRACES)).replace("CLASS", CHART_CLASS).strip())  # fmt: skip
     return st.components.v2.component(NAME, js=script, isolate_styles=False)
 
 
@@ -115,9 +140,9 @@ def plotly_chart(fig: go.Figure, *, config: dict[str, Any], key: str) -> None:
 def preload_plotly() -> None:
     r"""Start loading plotly.js in the browser now, before the page's first chart (drawn once per page, by the frame).
 
-    A tab that opens a page fetches and compiles 4.7 MB of plotly.js before it can draw a figure. Started with the
-    sidebar, before the page's content, that overlaps with the server computing the page's first figures; on the home
-    page it is done before the reader opens a topic.
+    A tab that opens a page loads and runs plotly.js (the cartesian bundle) before it can draw a figure. Started with
+    the sidebar, before the page's content, that overlaps with the server computing the page's first figures; on the
+    home page it is done before the reader opens a topic.
     """
     _component()(data=b"", key="posenc.plotly")
 

@@ -1,19 +1,65 @@
-r"""The chart component: the plotly.js it loads is Streamlit's own, and a chart keeps its element across reruns."""
+r"""The chart component: the plotly.js bundles it loads, and a chart that keeps its element across reruns."""
 
 from __future__ import annotations
 
 import json
+import re
+import tomllib
 from pathlib import Path
 
+import plotly
+import pytest
 import streamlit as st
 
-from posenc_ui.frame.chart import NAME, plotly_module
+from posenc_ui.figures.built import figure_json
+from posenc_ui.frame.chart import LEAN_BUNDLE, LEAN_TRACES, NAME, plotly_module
 from posenc_ui.i18n import t
+from posenc_ui.state import defaults
+from posenc_ui.views import VIEWS
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Where plotly.js writes its version, first thing in each of its bundles ("plotly.js v4.1.1", "plotly.js
+#: (cartesian - minified) v4.1.1").
+VERSION = re.compile(rb"plotly\.js (?:\([^)]*\) )?v(\d+\.\d+\.\d+)")
 
 
-def test_the_module_the_charts_import_is_streamlits_plotly_bundle() -> None:
+def test_the_module_the_charts_import_for_other_traces_is_streamlits_plotly_bundle() -> None:
     bundle = Path(st.__file__).parent / "static" / "static" / "js" / plotly_module()
     assert b"plotly.js v4" in bundle.read_bytes()  # plotly.js's own version string, inside Streamlit's bundle
+
+
+def test_the_lean_bundle_is_the_plotly_js_release_that_the_plotly_package_writes_figures_for() -> None:
+    r"""plotly.py writes figures for the plotly.js it ships (``package_data/plotly.min.js``, also what an exported
+    HTML embeds); the cartesian bundle in ``static/`` must be that release, so a plotly upgrade in ``requirements.txt``
+    without a new bundle fails here."""
+    shipped = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes()[:200]
+    lean = LEAN_BUNDLE.read_bytes()
+    assert b"cartesian" in lean[:200]
+    assert VERSION.search(lean[:200])[1] == VERSION.search(shipped)[1]
+    assert VERSION.search(lean[:200])[1].decode() in LEAN_BUNDLE.name  # a new release is a new URL: no stale cache
+
+
+def test_the_lean_traces_are_the_ones_the_bundle_registers() -> None:
+    registered = set(re.findall(rb'moduleType:"trace",name:"(\w+)"', LEAN_BUNDLE.read_bytes()))
+    assert {name.decode() for name in registered} == set(LEAN_TRACES)
+    assert "barpolar" not in LEAN_TRACES  # which is why the extension page's arcs need the full bundle
+
+
+def test_streamlit_serves_the_lean_bundle() -> None:
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["enableStaticServing"] is True
+    assert LEAN_BUNDLE.parent == ROOT / "static"  # Streamlit serves static/ beside app.py at app/static/
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)
+def test_only_the_polar_arcs_need_the_full_bundle(view) -> None:
+    r"""Every figure at its defaults draws with the cartesian bundle but the extension page's out-of-distribution
+    arcs (``barpolar``): a new trace type elsewhere would quietly make its page load the full 4.7 MB again."""
+    for name, build in view.figures.items():
+        data = json.loads(figure_json(build(defaults(view.params), "en")))["data"]
+        types = {trace.get("type", "scatter") for trace in data}
+        needs_full = not types <= set(LEAN_TRACES)
+        assert needs_full == ((view.page_id, name) == ("extension", "ood")), (view.page_id, name, types)
 
 
 def test_a_chart_keeps_its_element_when_its_figure_changes(open_page) -> None:

@@ -11,6 +11,7 @@ import pytest
 from conftest import goto, wait_rendered
 from playwright.sync_api import Page
 
+from posenc_ui.frame.chart import LEAN_BUNDLE
 from posenc_ui.i18n import t
 
 pytestmark = pytest.mark.e2e
@@ -51,6 +52,27 @@ def test_a_figure_with_frames_plays_them(page: Page, app_url: str, console_error
     assert not console_errors
 
 
+EVERY_DRAWN = "() => [...document.querySelectorAll('.posenc-chart')].every((d) => d.querySelector('.main-svg'))"
+
+
+def test_plotly_js_bundles_load_as_the_figures_need_them(page: Page, app_url: str, console_errors) -> None:
+    r"""A page of cartesian figures loads only plotly.js's cartesian bundle; the extension page's polar arcs load the
+    full bundle too, in that tab, and are drawn as polar bars (a bundle without them would draw nothing there)."""
+    scripts: list[str] = []
+    page.on("request", lambda request: request.resource_type == "script" and scripts.append(request.url))
+    goto(page, f"{app_url}/RoPE?lang=en", charts=1)
+    page.wait_for_function(EVERY_DRAWN, timeout=30_000)
+    assert any(url.endswith(f"/app/static/{LEAN_BUNDLE.name}") for url in scripts)
+    assert not any("/PlotlyChart." in url for url in scripts), "the full bundle loaded for cartesian figures"
+    goto(page, f"{app_url}/Context_extension?lang=en", charts=1)
+    page.wait_for_function(EVERY_DRAWN, timeout=30_000)
+    types = page.evaluate("() => [...document.querySelectorAll('.posenc-chart')].map((d) => d._fullData[0].type)")
+    assert types.count("barpolar") == 1 and set(types) - {"barpolar"} <= {"scatter", "bar", "heatmap"}
+    assert any("/PlotlyChart." in url for url in scripts)
+    assert page.locator(".posenc-chart .polarlayer .trace path").count() > 0
+    assert not console_errors
+
+
 #: Per chart: whether it is below the window, and a fingerprint of what it draws.
 CHARTS = """() => [...document.querySelectorAll('.posenc-chart')].map((div) => [
   div.getBoundingClientRect().top > innerHeight,
@@ -60,8 +82,7 @@ CHARTS = """() => [...document.querySelectorAll('.posenc-chart')].map((div) => [
 def test_a_chart_below_the_window_is_redrawn_without_scrolling_to_it(page: Page, app_url: str) -> None:
     r"""Charts out of view wait for an idle moment, not for the reader to scroll: none is left stale."""
     goto(page, f"{app_url}/Sinusoidal?lang=en", charts=3)
-    every_drawn = "() => [...document.querySelectorAll('.posenc-chart')].every((d) => d.querySelector('.main-svg'))"
-    page.wait_for_function(every_drawn, timeout=30_000)
+    page.wait_for_function(EVERY_DRAWN, timeout=30_000)
     before = page.evaluate(CHARTS)
     below = [i for i, (out, _) in enumerate(before) if out]
     assert below, "the page should have charts below the window"
