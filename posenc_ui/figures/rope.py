@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .rope_clocks import clocks, toy_clock
+from .rope_clocks import CLOCK_COLUMNS, clocks, toy_clock
 from .style import (
     BAND_ALPHA,
     BLUE,
@@ -31,8 +31,8 @@ from .style import (
 )
 
 __all__ = [
-    "clocks", "decay", "mismatch_curve", "near_repeats", "offset_curve", "pairing_strip", "periods", "random_band",
-    "score_matrix", "score_window", "toy_clock",
+    "CLOCK_COLUMNS", "clocks", "decay", "mismatch_curve", "near_repeats", "offset_curve", "pairing_strip", "periods",
+    "random_band", "score_matrix", "score_window", "toy_clock",
 ]  # fmt: skip
 
 #: Cells are labelled with their pair index up to this many dimensions.

@@ -41,10 +41,10 @@ def _tokens(count: float) -> str:
 # --- clock hands -----------------------------------------------------------------------------------------------
 
 
-def _clock_centres(count: int) -> np.ndarray:
-    r"""(count, 2) centres on a grid of :data:`CLOCK_COLUMNS` columns, first row on top."""
+def _clock_centres(count: int, columns: int) -> np.ndarray:
+    r"""(count, 2) centres on a grid of ``columns`` columns, first row on top."""
     j = np.arange(count)
-    return np.stack([CLOCK_SPACING * (j % CLOCK_COLUMNS), -ROW_SPACING * (j // CLOCK_COLUMNS)], axis=1)
+    return np.stack([CLOCK_SPACING * (j % columns), -ROW_SPACING * (j // columns)], axis=1)
 
 
 def _segments(starts: np.ndarray, ends: np.ndarray) -> tuple[list, list]:
@@ -144,16 +144,18 @@ def clocks(
     n: int,
     *,
     lang: str,
+    columns: int = CLOCK_COLUMNS,
 ) -> go.Figure:
     r"""One clock per pair i: the q pair at position m + t (blue) and the k pair at n + t (orange), t = frame.
 
     ``q_pairs`` / ``k_pairs`` are (frames, P, 2): the rotated pairs for t = 0, 1, …; ``q_start`` / ``k_start``
     (P, 2) the unrotated ones (position 0, dotted). Each clock is scaled by its longest hand (rotation keeps
     lengths, so that is the same in every frame). Playing the frames moves both positions together: both hands
-    turn, the angle between them — all the score sees — stays.
+    turn, the angle between them — all the score sees — stays. ``columns`` clocks a row (a wide, short canvas such as
+    presenter mode draws them all in one row).
     """
     count = len(pairs)
-    centres = _clock_centres(count)
+    centres = _clock_centres(count, columns)
     radius = np.maximum(np.linalg.norm(q_start, axis=1), np.linalg.norm(k_start, axis=1))[:, None]  # (P, 1)
     radius[radius == 0] = 1.0
     hands = [
@@ -162,8 +164,8 @@ def clocks(
     ]
     frames = _frames(centres, q_pairs / radius, k_pairs / radius)
     buttons, slider = _player(len(frames), lang=lang)
-    rows = -(-count // CLOCK_COLUMNS)
-    width = CLOCK_SPACING * (min(count, CLOCK_COLUMNS) - 1)
+    rows = -(-count // columns)
+    width = CLOCK_SPACING * (min(count, columns) - 1)
     layout = {
         "template": TEMPLATE,
         "title": {"text": wrap_title(t("rope.fig_clocks", lang, m=m, n=n))},
@@ -174,7 +176,8 @@ def clocks(
         "updatemenus": [buttons],
         "sliders": [slider],
         "legend": CLOCK_LEGEND,
-        "margin": {"l": 8, "r": 8, "t": 116, "b": 104},  # t: a phone wraps the legend into two rows under the title
+        # t: a phone wraps the legend into two rows under the title; a canvas wide enough for more clocks a row does not
+        "margin": {"l": 8, "r": 8, "t": 116 if columns <= CLOCK_COLUMNS else 84, "b": 104},
     }
     data = [_faces(centres), _start_hands(centres, q_start / radius, k_start / radius, lang=lang), *hands]
     return BuiltFigure({"data": data, "layout": layout, "frames": frames})

@@ -161,14 +161,15 @@ class Page:
 
     # --- figures and checks ---------------------------------------------------------------------------------
 
-    def figure(self, name: str, *, height: int | None = None, font: int | None = None) -> None:
+    def figure(self, name: str, *, height: int | None = None, font: int | None = None, wide: bool = False) -> None:
         r"""Draw figure ``name`` (the download panel offers it); a :class:`PosEncError` shows its message instead.
 
         The refusal names the argument, the value and the allowed range, in the reader's language
         (:func:`~.refusals.refusal_text`), above the last figure that could be drawn. ``height`` (px) draws a copy
-        that tall, ``font`` (px) its default font size (presenter mode, single-figure embed).
+        that tall, ``font`` (px) its default font size, and ``wide`` the view's layout of it for a wide, short canvas
+        where it has one (presenter mode, single-figure embed).
         """
-        self._draw_figure(name, height, font)
+        self._draw_figure(name, height, font, wide)
         self._after_figure()
 
     def _after_figure(self) -> None:
@@ -177,10 +178,11 @@ class Page:
             self._fired = (self._section, hook)  # a rerun of that section draws it again
             hook()
 
-    def _draw_figure(self, name: str, height: int | None, font: int | None) -> None:
+    def _draw_figure(self, name: str, height: int | None, font: int | None, wide: bool = False) -> None:
         last_good: dict[tuple[str, str], go.Figure] = st.session_state.setdefault(LAST_GOOD, {})
+        recipe = self.view.wide.get(name, self.view.figures[name]) if wide else self.view.figures[name]
         try:
-            fig = self.ask(self.view.figures[name], self.lang)
+            fig = self.ask(recipe, self.lang)
         except PosEncError as err:
             st.error(self.t("frame.core_refused", message=refusal_text(err, self.lang)), icon=":material/error:")
             fig = last_good.get((self.view.page_id, name))

@@ -159,7 +159,7 @@ def present(page: Page, title: str, takeaway: Callable[[], None]) -> str:
     else:
         main = st.container()
     with main:
-        page.figure(name, height=PRESENT_HEIGHT, font=PRESENT_FONT)
+        page.figure(name, height=PRESENT_HEIGHT, font=PRESENT_FONT, wide=True)
     return name
 
 
@@ -172,4 +172,4 @@ def embed_figure(page: Page, name: str) -> None:
     for start in range(0, len(others), 3):
         page.controls(*others[start : start + 3], columns=3)
     rows = 2 * len(texts) + -(-len(others) // 3)  # a pasted-config box is about two rows high
-    page.figure(name, height=max(EMBED_HEIGHT - CONTROL_ROW * rows, 320))
+    page.figure(name, height=max(EMBED_HEIGHT - CONTROL_ROW * rows, 320), wide=True)

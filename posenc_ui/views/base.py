@@ -119,7 +119,8 @@ class View:
 
     ``sweeps`` names, per figure, the parameter its exported file keeps as a slider (one the recipe ``uses``), and
     ``static`` says why each other figure is exported still (:mod:`posenc_ui.sweep`); together they cover
-    ``figures``.
+    ``figures``. ``wide`` gives a figure another recipe for a wide, short canvas (presenter mode, a single-figure
+    embed): the same parameters, laid out for that shape.
     """
 
     page_id: str
@@ -129,6 +130,7 @@ class View:
     explain: Explain
     sweeps: Mapping[str, str] = field(default_factory=dict)
     static: Mapping[str, str] = field(default_factory=dict)
+    wide: Mapping[str, FigureFn] = field(default_factory=dict)
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)

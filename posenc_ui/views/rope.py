@@ -61,6 +61,7 @@ BASES = (100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0, 10000000.0)
 PAIRINGS = ("interleaved", "half")
 MAX_POSITION = 4096
 CLOCK_FRAMES = 48  # the animation advances both positions by 0 … 47
+WIDE_CLOCK_COLUMNS = 4  # presenter mode at 1280 × 720: three clocks in one row are twice as wide as in two rows
 WINDOW = 40  # query and key positions shown around (m, n)
 CURVE_REACH = 128  # offsets drawn either side of 0 (further when n − m is)
 SAMPLES = 40  # random (m′, n′) dropped on the offset curve
@@ -120,6 +121,16 @@ def _pairs(v: Values) -> tuple[int, ...]:
 
 @uses("dim", "base", "pairs", "m", "n", "seed")
 def clocks_figure(v: Values, lang: str) -> go.Figure:
+    return _clocks(v, lang, figs.CLOCK_COLUMNS)
+
+
+@uses("dim", "base", "pairs", "m", "n", "seed")
+def wide_clocks_figure(v: Values, lang: str) -> go.Figure:
+    r"""The clocks on a wide, short canvas (presenter mode, a single-figure embed): up to four a row, not two."""
+    return _clocks(v, lang, min(len(_pairs(v)), WIDE_CLOCK_COLUMNS))
+
+
+def _clocks(v: Values, lang: str, per_row: int) -> go.Figure:
     pairs = _pairs(v)
     inv_freq, (q, k) = inv_freq_for(v["dim"], v["base"]), query_key(v["dim"], v["seed"])
     columns = np.ravel([(2 * i, 2 * i + 1) for i in pairs])  # pair i = (x_{2i}, x_{2i+1}), as in the paper
@@ -137,6 +148,7 @@ def clocks_figure(v: Values, lang: str) -> go.Figure:
         v["m"],
         v["n"],
         lang=lang,
+        columns=per_row,
     )
 
 
@@ -296,6 +308,7 @@ def check_mixed(v: Values) -> Check:
 VIEW = View(
     page_id="rope",
     params=PARAMS,
+    wide={"clocks": wide_clocks_figure},
     figures={
         "clocks": clocks_figure,
         "window": window_figure,

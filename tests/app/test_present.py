@@ -71,6 +71,25 @@ def test_presenter_shows_one_figure_with_its_controls_and_the_takeaway(open_page
     assert dict(at.query_params) == {"lang": "zh", "present": "true", "figure": first}
 
 
+def _clock_rows(chart: dict) -> int:
+    r"""Rows of RoPE's clocks: each clock's label ("i = …") sits above its centre."""
+    return len({note["y"] for note in chart["figure"]["layout"]["annotations"] if note["text"].startswith("i = ")})
+
+
+@pytest.mark.parametrize(
+    ("params", "context"),
+    [({"present": "true"}, None), ({"embed": "true", "figure": "clocks"}, {"is_embedded": True})],
+    ids=["present", "embed"],
+)
+def test_a_wide_short_canvas_draws_the_three_clocks_in_one_row(open_page, params: dict, context) -> None:
+    r"""At 470 px tall (presenter mode) two rows of clocks left each ~65 px wide on a 1280 × 720 projector; one row
+    doubles that. The page itself keeps two a row, which a phone needs."""
+    (wide,) = sent_charts(open_page("pages/6_RoPE.py", lang="en", params=params, context=context))
+    page = sent_charts(open_page("pages/6_RoPE.py", lang="en"))[0]
+    assert (_clock_rows(wide), _clock_rows(page)) == (1, 2)  # the default pairs: 0, 16 and 63
+    assert len(wide["figure"]["frames"]) == len(page["figure"]["frames"]) > 1  # the animation comes along
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.id)
 def test_presenter_steps_forward_and_back_and_stops_at_the_ends(open_page, page) -> None:
     names = list(page.view.figures)
