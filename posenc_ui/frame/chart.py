@@ -15,9 +15,10 @@ Which plotly.js: plotly.js's own *cartesian* bundle (``static/``, served by Stre
 release as the plotly.js of the ``plotly`` package in ``requirements.txt``. It registers the trace types in
 :data:`LEAN_TRACES`, which draw every figure but the context-extension page's polar arcs; a figure with any other
 type waits for the full bundle that Streamlit ships for ``st.plotly_chart`` (``static/js/PlotlyChart.<hash>.js``), in
-that tab only. A new document spends most of its time to the first figure loading plotly.js: in Chromium on the
-2-core machine, 0.5–0.8 s for the cartesian bundle (1.5 MB) against 1.4–2.2 s for the full one (4.7 MB), on the same
-page in the same run (``python bench/bench_browser.py``; README, "What a student feels"). Each is loaded once per tab.
+that tab only. Loading plotly.js is the largest single task of a new document: imported into a page of the app in
+Chromium on the 2-core machine, 0.53–0.77 s for the cartesian bundle (1.5 MB) against 1.4–1.7 s for the full one
+(4.7 MB), in the same run; deep links drew their first figure 0.7–1.3 s sooner (README, "What a student feels").
+Each is loaded once per tab.
 
 What ``st.plotly_chart`` gave that this keeps: the figure's own height, the full width of its column, plotly's
 toolbar and config, and ``theme=None`` (the figure's own template). What it gave that this drops: Streamlit's
