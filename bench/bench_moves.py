@@ -1,15 +1,18 @@
-r"""The server's CPU per slider move, numpy's BLAS on one thread (the app's setting) against its own thread count.
+r"""The server's cost per slider move, two settings of ``posenc_ui.frame.process`` side by side.
 
-    python bench/bench_moves.py [--moves 4] [--pages RoPE,Relative] [--json out.json]
+    python bench/bench_moves.py [--compare blas|nagle] [--moves 4] [--pages RoPE,Relative] [--json out.json]
 
-Two ``streamlit run app.py`` servers run side by side: one as the app sets itself up (``posenc_ui.frame.process``:
-numpy's BLAS on one thread), one with ``POSENC_BLAS_THREADS=auto`` (OpenBLAS's own choice: one thread a core). One
-tab on each (:class:`load_session.Session`, Streamlit's own protocol) opens every page and moves every slider
-``--moves`` times to random values, each value sent to both servers in turn (who goes first alternates), as the
-load tool moves them (a slider drawn in a section reruns that section alone). A move's cost is the CPU its server
-used from the move until both servers have answered and 0.3 s more have passed: an OpenBLAS worker that spins after
-its product counts where it spins. Also reported: the time to the rerun's last message. psutil reads CPU in 10 ms
-ticks, so a slider's figure is a mean over its moves. Loopback only; everything it starts it stops.
+Two ``streamlit run app.py`` servers run side by side: one as the app sets itself up, one with a setting turned
+back. ``--compare blas`` (the default): numpy's BLAS on one thread against ``POSENC_BLAS_THREADS=auto`` (OpenBLAS's
+own choice: one thread a core). ``--compare nagle``: Nagle's algorithm off on the server's connections against
+``POSENC_NO_DELAY=off`` (Streamlit's own sockets: every reply's messages after the first wait for the client's
+delayed acknowledgement). One tab on each (:class:`load_session.Session`, Streamlit's own protocol) opens every
+page and moves every slider ``--moves`` times to random values, each value sent to both servers in turn (who goes
+first alternates), as the load tool moves them (a slider drawn in a section reruns that section alone). A move's
+cost is the CPU its server used from the move until both servers have answered and 0.3 s more have passed: an
+OpenBLAS worker that spins after its product counts where it spins. Also reported: the time to the rerun's last
+message. psutil reads CPU in 10 ms ticks, so a slider's figure is a mean over its moves. Loopback only; everything
+it starts it stops.
 """
 
 from __future__ import annotations
@@ -32,9 +35,13 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from load_session import Session, new_value  # noqa: E402
 from server import free_port, start_server, stop_server  # noqa: E402
 
-from posenc_ui.frame.process import BLAS_ENV  # noqa: E402
+from posenc_ui.frame.process import BLAS_ENV, NO_DELAY_ENV  # noqa: E402
 
-SETUPS = {"one BLAS thread": {}, "BLAS's own threads": {BLAS_ENV: "auto"}}
+#: Each comparison: the app's setting first, then the one it turns back.
+COMPARISONS = {
+    "blas": {"one BLAS thread": {}, "BLAS's own threads": {BLAS_ENV: "auto"}},
+    "nagle": {"Nagle off": {}, "Nagle on": {NO_DELAY_ENV: "off"}},
+}
 LAB = "Extrapolation_lab"  # its sliders start training runs: bench/bench_lab.py measures those
 
 
@@ -47,7 +54,8 @@ def slider_costs(tabs: dict[str, Session], procs: dict[str, psutil.Process], fir
                  label: str, moves: int, rng: random.Random) -> dict | None:  # fmt: skip
     r"""Move the slider ``label`` ``moves`` times, each value on both servers in turn: its row (CPU and rerun ms per
     server). A slider's id changes with its range (a bound that follows another slider), so it is found by label."""
-    slider_id, slider = next((i, s) for i, s in first["one BLAS thread"].sliders.items() if s.label == label)
+    app = next(iter(tabs))  # the app's own setting
+    slider_id, slider = next((i, s) for i, s in first[app].sliders.items() if s.label == label)
     cost: dict[str, list[float]] = {name: [] for name in tabs}
     took: dict[str, list[float]] = {name: [] for name in tabs}
     for move in range(moves):
@@ -65,18 +73,20 @@ def slider_costs(tabs: dict[str, Session], procs: dict[str, psutil.Process], fir
         for name in tabs:
             cost[name].append((cpu_seconds(procs[name]) - before[name]) * 1e3)
         slider = run.sliders.get(slider_id, slider)
-    if not took["one BLAS thread"]:
+    if not took[app]:
         return None
-    row = {"page": path, "slider": slider.label, "section": bool(first["one BLAS thread"].fragments.get(slider_id))}
+    row = {"page": path, "slider": slider.label, "section": bool(first[app].fragments.get(slider_id))}
     for name in tabs:
         row[f"cpu ms: {name}"] = statistics.fmean(cost[name])
         row[f"rerun ms: {name}"] = statistics.median(took[name])
     return row
 
 
-def bench(moves: int, pages: list[str] | None, seed: int) -> dict:
+def bench(moves: int, pages: list[str] | None, seed: int, compare: str = "blas") -> dict:
+    setups = COMPARISONS[compare]
+    app = next(iter(setups))
     rng = random.Random(seed)
-    servers = {name: start_server(free_port(), env=env) for name, env in SETUPS.items()}
+    servers = {name: start_server(free_port(), env=env) for name, env in setups.items()}
     try:
         procs = {name: psutil.Process(server.pid) for name, server in servers.items()}
         tabs = {}
@@ -85,12 +95,12 @@ def bench(moves: int, pages: list[str] | None, seed: int) -> dict:
             tabs[name] = Session(f"http://127.0.0.1:{port}", deadline=60)
             tabs[name].connect()
             tabs[name].rerun()
-        paths = pages or [path for path in tabs["one BLAS thread"].pages if path and path != LAB]
+        paths = pages or [path for path in tabs[app].pages if path and path != LAB]
         rows = []
         for path in paths:
             for _ in range(2):  # the second run is the one kept: imports and caches are warm
                 first = {name: tab.rerun(tab.pages[path]) for name, tab in tabs.items()}
-            for label in [slider.label for slider in first["one BLAS thread"].sliders.values()]:
+            for label in [slider.label for slider in first[app].sliders.values()]:
                 row = slider_costs(tabs, procs, first, path, label, moves, rng)
                 if row is None:
                     continue
@@ -103,21 +113,25 @@ def bench(moves: int, pages: list[str] | None, seed: int) -> dict:
     finally:
         for server in servers.values():
             stop_server(server)
-    totals = {name: statistics.fmean(row[f"cpu ms: {name}"] for row in rows) for name in SETUPS}
-    one, own = totals["one BLAS thread"], totals["BLAS's own threads"]
-    print(f"\nmean server CPU per move over {len(rows)} sliders ({' / '.join(SETUPS)}): {one:.1f} / {own:.1f} ms, "
-          f"{own / one:.2f}×")  # fmt: skip
-    return {"moves": moves, "setups": list(SETUPS), "sliders": rows, "mean_cpu_ms": totals}
+    totals = {name: statistics.fmean(row[f"cpu ms: {name}"] for row in rows) for name in setups}
+    reruns = {name: statistics.fmean(row[f"rerun ms: {name}"] for row in rows) for name in setups}
+    ours, back = setups
+    for what, means in (("server CPU", totals), ("rerun (median, to its last message)", reruns)):
+        print(f"mean {what} per move over {len(rows)} sliders ({ours} / {back}): {means[ours]:.1f} / "
+              f"{means[back]:.1f} ms, {means[back] / means[ours]:.2f}×")  # fmt: skip
+    return {"moves": moves, "compare": compare, "setups": list(setups), "sliders": rows, "mean_cpu_ms": totals,
+            "mean_rerun_ms": reruns}  # fmt: skip
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--compare", choices=sorted(COMPARISONS), default="blas", help="the two settings side by side")
     ap.add_argument("--moves", type=int, default=4, help="moves per slider (random values)")
     ap.add_argument("--pages", help="comma-separated URL paths (default: every page but the lab)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
-    result = bench(args.moves, args.pages.split(",") if args.pages else None, args.seed)
+    result = bench(args.moves, args.pages.split(",") if args.pages else None, args.seed, args.compare)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     return 0

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -42,10 +44,12 @@ def test_browser_bench_runs_a_page_and_compares_the_two_ways_of_drawing_charts(t
     assert "st.plotly_chart / Plotly.react in place" in charts, charts
 
 
-def test_moves_bench_compares_the_two_blas_settings_on_one_page(tmp_path: Path) -> None:
+@pytest.mark.parametrize("compare", ["blas", "nagle"])
+def test_moves_bench_compares_two_settings_on_one_page(tmp_path: Path, compare: str) -> None:
     r"""Two real servers, one tab each: every slider of one page moved once on both."""
     out = tmp_path / "moves.json"
-    bench("bench_moves.py", "--moves", "1", "--pages", "Sinusoidal", "--json", str(out))
+    bench("bench_moves.py", "--compare", compare, "--moves", "1", "--pages", "Sinusoidal", "--json", str(out))
     result = json.loads(out.read_text())
+    assert result["compare"] == compare and len(result["setups"]) == 2
     assert {row["page"] for row in result["sliders"]} == {"Sinusoidal"} and len(result["sliders"]) >= 3
     assert all(row[f"rerun ms: {name}"] > 0 for row in result["sliders"] for name in result["setups"])

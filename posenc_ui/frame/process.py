@@ -5,28 +5,36 @@ They free the one or two cores that a class shares:
 * :func:`freeze_heap` takes the long-lived objects out of the garbage collector's sight (the lab calls it again
   once it has imported torch);
 * :func:`young_collections` lets the short-lived garbage of reruns die young;
-* :func:`one_blas_thread` keeps numpy's BLAS on the thread that called it.
+* :func:`one_blas_thread` keeps numpy's BLAS on the thread that called it;
+* :func:`no_delay` sends the server's small websocket messages at once (Nagle's algorithm off).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
+import socket
+import stat
 
 from threadpoolctl import threadpool_limits
 
 #: ``POSENC_BLAS_THREADS=auto`` leaves numpy's BLAS its own thread count (``bench/bench_moves.py`` compares the two).
 BLAS_ENV = "POSENC_BLAS_THREADS"
+#: ``POSENC_NO_DELAY=off`` leaves Nagle's algorithm on, as Streamlit does (``bench/bench_moves.py --compare nagle``).
+NO_DELAY_ENV = "POSENC_NO_DELAY"
 
 _settled = False
 
 
 def settle_process() -> None:
-    r"""Once per server process, after the first page's imports: :func:`freeze_heap`, :func:`young_collections`,
-    :func:`one_blas_thread`."""
+    r"""Once per server process, after the first page's imports: :func:`no_delay`, :func:`freeze_heap`,
+    :func:`young_collections`, :func:`one_blas_thread`."""
     global _settled
     if not _settled:
         _settled = True
+        if os.environ.get(NO_DELAY_ENV, "on") != "off":
+            no_delay()
         freeze_heap()
         young_collections()
         if os.environ.get(BLAS_ENV, "1") != "auto":
@@ -74,3 +82,37 @@ def one_blas_thread() -> None:
     torch, which the lab imports later, keeps its threads for training: they are OpenMP's, not a BLAS library's.
     """
     threadpool_limits(limits=1, user_api="blas")
+
+
+def no_delay() -> int:
+    r"""Turn Nagle's algorithm off (``TCP_NODELAY``) on every TCP socket of this process; return how many.
+
+    Streamlit 1.67 binds its listening socket itself, with ``socket.socket(family=...)``, so the socket reports
+    protocol 0, and asyncio, which turns Nagle off on a connection only when its socket reports ``IPPROTO_TCP``,
+    leaves it on (the same bug as uvicorn's issue #3149). A rerun answers in a burst of small websocket messages: with
+    Nagle on, the first goes out, the rest wait until the browser acknowledges it, and a browser that has nothing
+    to send delays its acknowledgement by 40 ms (Linux's minimum). Measured with ``bench/load_session.py``'s client
+    on loopback, a bare Streamlit page of one slider answered a move in 44-52 ms; the server had sent its last
+    message 4 ms after the move arrived.
+
+    Accepted connections inherit ``TCP_NODELAY`` from the listening socket (Linux and the BSDs), so setting it on
+    the listener covers every later tab; the connections already open, the first tab's among them, are set here.
+    Where the process's descriptors cannot be listed (Windows), nothing changes.
+    """
+    fd_dir = next((d for d in ("/proc/self/fd", "/dev/fd") if os.path.isdir(d)), None)
+    if fd_dir is None:
+        return 0
+    done = 0
+    for name in os.listdir(fd_dir):
+        with contextlib.suppress(OSError, ValueError):
+            fd = int(name)
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue
+            sock = socket.socket(fileno=fd)
+            try:
+                if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM:
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    done += 1
+            finally:
+                sock.detach()  # the descriptor stays the server's: only the option changed
+    return done
