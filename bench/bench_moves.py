@@ -9,8 +9,11 @@ own choice: one thread a core). ``--compare nagle``: Nagle's algorithm off on th
 delayed acknowledgement). One tab on each (:class:`load_session.Session`, Streamlit's own protocol) opens every
 page and moves every slider ``--moves`` times to random values, each value sent to both servers in turn (who goes
 first alternates), as the load tool moves them (a slider drawn in a section reruns that section alone). A move's
-cost is the CPU its server used from the move until both servers have answered and 0.3 s more have passed: an
-OpenBLAS worker that spins after its product counts where it spins. Also reported: the time to the rerun's last
+cost is the CPU its server used from the move until both servers have answered and ``--gap`` seconds more have
+passed (0.3 by default): an OpenBLAS worker that spins after its product counts where it spins. The gap matters to
+Nagle's algorithm too: after a connection has been quiet for about 0.2 s, Linux acknowledges the next data at once,
+so only replies that follow each other closely (arrow keys pressed in a row: ``--gap 0.05``) wait on a delayed
+acknowledgement. Also reported: the time to the rerun's last
 message. psutil reads CPU in 10 ms ticks, so a slider's figure is a mean over its moves. Loopback only; everything
 it starts it stops.
 """
@@ -51,7 +54,7 @@ def cpu_seconds(proc: psutil.Process) -> float:
 
 
 def slider_costs(tabs: dict[str, Session], procs: dict[str, psutil.Process], first: dict, path: str,
-                 label: str, moves: int, rng: random.Random) -> dict | None:  # fmt: skip
+                 label: str, moves: int, rng: random.Random, gap: float = 0.3) -> dict | None:  # fmt: skip
     r"""Move the slider ``label`` ``moves`` times, each value on both servers in turn: its row (CPU and rerun ms per
     server). A slider's id changes with its range (a bound that follows another slider), so it is found by label."""
     app = next(iter(tabs))  # the app's own setting
@@ -69,7 +72,7 @@ def slider_costs(tabs: dict[str, Session], procs: dict[str, psutil.Process], fir
             if run.errors:
                 raise RuntimeError(f"{name}, {path}: {run.errors}")
             took[name].append(run.seconds * 1e3)
-        time.sleep(0.3)  # a spinning worker's CPU counts for the move that woke it
+        time.sleep(gap)  # a spinning worker's CPU counts for the move that woke it
         for name in tabs:
             cost[name].append((cpu_seconds(procs[name]) - before[name]) * 1e3)
         slider = run.sliders.get(slider_id, slider)
@@ -82,7 +85,7 @@ def slider_costs(tabs: dict[str, Session], procs: dict[str, psutil.Process], fir
     return row
 
 
-def bench(moves: int, pages: list[str] | None, seed: int, compare: str = "blas") -> dict:
+def bench(moves: int, pages: list[str] | None, seed: int, compare: str = "blas", gap: float = 0.3) -> dict:
     setups = COMPARISONS[compare]
     app = next(iter(setups))
     rng = random.Random(seed)
@@ -101,7 +104,7 @@ def bench(moves: int, pages: list[str] | None, seed: int, compare: str = "blas")
             for _ in range(2):  # the second run is the one kept: imports and caches are warm
                 first = {name: tab.rerun(tab.pages[path]) for name, tab in tabs.items()}
             for label in [slider.label for slider in first[app].sliders.values()]:
-                row = slider_costs(tabs, procs, first, path, label, moves, rng)
+                row = slider_costs(tabs, procs, first, path, label, moves, rng, gap)
                 if row is None:
                     continue
                 rows.append(row)
@@ -119,8 +122,8 @@ def bench(moves: int, pages: list[str] | None, seed: int, compare: str = "blas")
     for what, means in (("server CPU", totals), ("rerun (median, to its last message)", reruns)):
         print(f"mean {what} per move over {len(rows)} sliders ({ours} / {back}): {means[ours]:.1f} / "
               f"{means[back]:.1f} ms, {means[back] / means[ours]:.2f}×")  # fmt: skip
-    return {"moves": moves, "compare": compare, "setups": list(setups), "sliders": rows, "mean_cpu_ms": totals,
-            "mean_rerun_ms": reruns}  # fmt: skip
+    return {"moves": moves, "gap_s": gap, "compare": compare, "setups": list(setups), "sliders": rows,
+            "mean_cpu_ms": totals, "mean_rerun_ms": reruns}  # fmt: skip
 
 
 def main() -> int:
@@ -128,10 +131,11 @@ def main() -> int:
     ap.add_argument("--compare", choices=sorted(COMPARISONS), default="blas", help="the two settings side by side")
     ap.add_argument("--moves", type=int, default=4, help="moves per slider (random values)")
     ap.add_argument("--pages", help="comma-separated URL paths (default: every page but the lab)")
+    ap.add_argument("--gap", type=float, default=0.3, help="seconds between a move's answers and the next move")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
-    result = bench(args.moves, args.pages.split(",") if args.pages else None, args.seed, args.compare)
+    result = bench(args.moves, args.pages.split(",") if args.pages else None, args.seed, args.compare, args.gap)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     return 0

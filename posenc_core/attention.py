@@ -75,8 +75,10 @@ def softmax(x: object, axis: int = -1) -> np.ndarray:
     if np.isneginf(top).any():
         raise PosEncError("softmax over a slice that is entirely −inf (every key masked) is undefined")
     with np.errstate(over="ignore"):  # x − max may overflow to −inf (e.g. −1e308 − 1e308): weight 0, as it should be
-        e = np.exp(x - top)
-    return e / np.sum(e, axis=axis, keepdims=True)
+        e = np.subtract(x, top)
+    np.exp(e, out=e)  # in place: one array the size of x instead of three, the same numbers
+    e /= np.sum(e, axis=axis, keepdims=True)
+    return e
 
 
 def attention_scores(q: object, k: object, *, bias: object = None, scale: float | None = None) -> np.ndarray:

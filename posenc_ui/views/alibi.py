@@ -146,10 +146,10 @@ def check_slopes(v: Values) -> Check:
 
 @uses("n_heads", "heads", "length", "seed")
 def check_forms(v: Values) -> Check:
-    heads = list(shown_heads(v))
+    heads = shown_heads(v)
+    paper = _weights(v["n_heads"], heads, v["length"], True, v["seed"])[1:]  # what the causal weights figure draws
     logits = random_logits(v["length"], seed=v["seed"])
-    paper = attention_weights(logits, bias=alibi_bias(v["n_heads"], v["length"], causal=True, heads=heads))
-    key_only = attention_weights(logits, bias=alibi_key_only_bias(v["n_heads"], v["length"], heads=heads))
+    key_only = attention_weights(logits, bias=alibi_key_only_bias(v["n_heads"], v["length"], heads=list(heads)))
     residual = float(np.max(np.abs(paper - key_only)))
     return Check("alibi.check_forms", residual, tolerance=1e-12, fmt={"heads": len(heads), "length": v["length"]})
 
