@@ -1,8 +1,9 @@
 r"""Figures out of the app: offline HTML, PNG and SVG, and a whole static site of every page's figures.
 
 In the app, :func:`download_builder` hands ``st.download_button`` a callable, so a file is only built when its
-button is clicked. HTML inlines plotly.js (self-contained, ~4.7 MB, works offline) and keeps the figure's main slider
-as plotly.js frames computed now (:mod:`posenc_ui.sweep`), so it stays interactive with no server; PNG and SVG are
+button is clicked. HTML inlines the plotly.js it needs (self-contained, works offline: the 1.5 MB cartesian bundle,
+or the full 4.7 MB one for the polar arcs; :mod:`posenc_ui.plotlyjs`) and keeps the figure's main slider as plotly.js
+frames computed now (:mod:`posenc_ui.sweep`), so it stays interactive with no server; PNG and SVG are
 the figure as shown, through kaleido and Debian's Chromium, with one kaleido server started on first use (~2 s once,
 ~0.2 s per image after).
 
@@ -11,8 +12,8 @@ As a command, it writes every page's figures at their default settings for a cou
     python -m posenc_ui.export --out site/ [--lang zh|en] [--no-images]
     python -m posenc_ui.export --previews --out assets/previews   # the home page's card images
 
-``site/index.html`` links each figure's interactive HTML (sharing one ``plotly.min.js``, each with its slider) and
-shows its PNG; the command prints every figure's frames and size.
+``site/index.html`` links each figure's interactive HTML (each with its slider, sharing the bundle it needs beside
+``index.html``) and shows its PNG; the command prints every figure's frames and size.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
-import plotly.offline
 
 from posenc_core import PosEncError
 
 from .figures.style import EXPORT_BORDER
+from .plotlyjs import FULL_NAME, LEAN_BUNDLE, bundle_name, bundle_text
 from .sweep import swept_figure
 from .views.base import View
 
@@ -45,10 +46,18 @@ _kaleido_lock = threading.Lock()
 _kaleido_started = False
 
 
-def html_bytes(fig: go.Figure, *, plotlyjs: bool | str = True) -> bytes:
-    r"""A complete HTML page of ``fig``; ``plotlyjs=True`` inlines plotly.js, a path string links to it instead."""
+def html_bytes(fig: go.Figure, *, bundles: str | None = None) -> bytes:
+    r"""A complete HTML page of ``fig`` with the plotly.js bundle it needs (:func:`~posenc_ui.plotlyjs.bundle_name`):
+    inlined, or, with ``bundles`` (a folder URL such as ``"../"``), linked from that folder."""
+    name = bundle_name(fig)
     # auto_play=False: a figure with frames would otherwise play through them all on load and stop on the last one.
-    page = fig.to_html(include_plotlyjs=plotlyjs, full_html=True, auto_play=False, config={"displaylogo": False})
+    src = (bundles or "") + name
+    page = fig.to_html(include_plotlyjs=src, full_html=True, auto_play=False, config={"displaylogo": False})
+    if bundles is None:  # plotly writes a <script src>; inline the bundle there, as include_plotlyjs=True would
+        tag = f'<script charset="utf-8" src="{src}"></script>'
+        if page.count(tag) != 1:
+            raise RuntimeError(f"plotly's HTML no longer links plotly.js as {tag!r}: re-check posenc_ui.export")
+        page = page.replace(tag, f"<script>{bundle_text(name)}</script>")
     return page.encode("utf-8")
 
 
@@ -133,8 +142,10 @@ def write_site(
     from .state import defaults
 
     out.mkdir(parents=True, exist_ok=True)
-    written = [out / "plotly.min.js"]
-    written[0].write_text(plotly.offline.get_plotlyjs(), encoding="utf-8")
+    written = []
+    for name in (LEAN_BUNDLE.name, FULL_NAME):  # each figure links the one it needs (posenc_ui.plotlyjs)
+        written.append(out / name)
+        written[-1].write_text(bundle_text(name), encoding="utf-8")
     sections: list[str] = []
     for lang in langs:
         folder = out / lang
@@ -147,7 +158,7 @@ def write_site(
                 fig = build(values, lang)
                 stem = folder / f"{page.number}-{page.id}-{name}"
                 swept = swept_figure(page.view, name, values, lang)
-                stem.with_suffix(".html").write_bytes(html_bytes(swept, plotlyjs="../plotly.min.js"))
+                stem.with_suffix(".html").write_bytes(html_bytes(swept, bundles="../"))
                 written.append(stem.with_suffix(".html"))
                 if sizes is not None:
                     where = f"{lang}/{page.number}-{page.id}"
@@ -180,7 +191,7 @@ class SiteFigure:
 
 
 def size_table(figures: Sequence[SiteFigure]) -> str:
-    r"""A plain-text table: each figure file's slider and size (beyond the shared plotly.min.js), then per page."""
+    r"""A plain-text table: each figure file's slider and size (beyond the shared plotly.js), then per page."""
     lines = [f"{'file':44} {'slider':13} {'frames':>6} {'KB':>7}"]
     pages: dict[str, list[SiteFigure]] = {}
     for fig in figures:

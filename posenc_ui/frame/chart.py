@@ -11,13 +11,14 @@ one run in Chromium on the 2-core machine).
 The component (``st.components.v2``) keeps its identity across reruns because it has a key. Streamlit calls its
 JavaScript again with the new figure on the same element, and the JavaScript calls ``Plotly.react`` there.
 
-Which plotly.js: plotly.js's own *cartesian* bundle (``static/``, served by Streamlit at ``app/static/``), the same
-release as the plotly.js of the ``plotly`` package in ``requirements.txt``. It registers the trace types in
-:data:`LEAN_TRACES`, which draw every figure but the context-extension page's polar arcs; a figure with any other
-type waits for the full bundle that Streamlit ships for ``st.plotly_chart`` (``static/js/PlotlyChart.<hash>.js``), in
-that tab only. Loading plotly.js is the largest single task of a new document: imported into a page of the app in
-Chromium on the 2-core machine, 0.53–0.77 s for the cartesian bundle (1.5 MB) against 1.4–1.7 s for the full one
-(4.7 MB), in the same run; deep links drew their first figure 0.7–1.3 s sooner (README, "What a student feels").
+Which plotly.js: plotly.js's own *cartesian* bundle (``static/``, served by Streamlit at ``app/static/``; see
+:mod:`posenc_ui.plotlyjs`), the same release as the plotly.js of the ``plotly`` package in ``requirements.txt``. It
+registers the trace types in :data:`~posenc_ui.plotlyjs.LEAN_TRACES`, which draw every figure but the
+context-extension page's polar arcs; a figure with any other type waits for the full bundle that Streamlit ships for
+``st.plotly_chart`` (``static/js/PlotlyChart.<hash>.js``), in that tab only. Loading plotly.js is the largest single
+task of a new document: imported into a page of the app in Chromium on the 2-core machine, 0.53–0.77 s for the
+cartesian bundle (1.5 MB) against 1.4–1.7 s for the full one (4.7 MB), in the same run; deep links drew their first
+figure 0.7–1.3 s sooner (README, "What a student feels").
 Each is loaded once per tab.
 
 What ``st.plotly_chart`` gave that this keeps: the figure's own height, the full width of its column, plotly's
@@ -36,15 +37,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..figures.built import figure_json
+from ..plotlyjs import LEAN_BUNDLE, LEAN_TRACES
 
 #: The class of the element that holds one plotly plot (browser tests and the browser bench look for it).
 CHART_CLASS = "posenc-chart"
 NAME = "posenc_chart"
-#: plotly.js's cartesian bundle, as published on npm (``plotly.js-cartesian-dist-min``), in ``static/``.
-LEAN_BUNDLE = Path(__file__).resolve().parents[2] / "static" / "plotly-cartesian-4.1.1.min.js"
-#: The trace types that bundle registers (``tests/app/test_chart.py`` reads them out of the file).
-LEAN_TRACES = ("bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour", "image", "pie",
-               "scatter", "scatterternary", "violin")  # fmt: skip
 
 
 @cache

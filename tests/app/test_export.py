@@ -2,10 +2,12 @@ r"""Export bytes are valid files, and the static-site command writes every page'
 
 from __future__ import annotations
 
+import re
+
 import plotly.graph_objects as go
 import pytest
 
-from posenc_ui import export
+from posenc_ui import export, plotlyjs
 from posenc_ui.figures.style import figure
 from posenc_ui.views import PAGES, VIEWS
 
@@ -18,10 +20,21 @@ def fig() -> go.Figure:
 def test_html_is_self_contained(fig: go.Figure) -> None:
     page = export.html_bytes(fig).decode()
     assert page.lower().startswith("<!doctype html") or "<html" in page[:200]
-    assert '<script src="https://cdn' not in page and len(page) > 1_000_000  # plotly.js is inlined
+    assert "<script src=" not in page and "<script charset" not in page  # nothing to fetch: plotly.js is inlined
+    assert plotlyjs.bundle_text(plotlyjs.LEAN_BUNDLE.name) in page
     # Chinese is written as characters, not \uXXXX escapes: plotly's JSON engine is orjson (requirements.txt), set
     # by posenc_ui.figures; the standard library's json would escape every non-ASCII character.
     assert "位置编码" in page and "\\u4f4d" not in page
+
+
+def test_a_figure_gets_the_cartesian_bundle_unless_a_trace_needs_the_full_one() -> None:
+    cartesian = figure([{"type": "heatmap", "z": [[1, 2], [3, 4]]}], title="t")
+    polar = figure([{"type": "barpolar", "r": [1, 2], "theta": [0, 90]}], title="t")
+    framed = go.Figure(cartesian.data, frames=[go.Frame(data=[go.Barpolar(r=[1], theta=[0])])])
+    lean, full = (export.html_bytes(f).decode() for f in (cartesian, polar))
+    assert "plotly.js (cartesian - minified) v" in lean and len(lean) < 1_700_000  # 1.5 MB of plotly.js
+    assert plotlyjs.bundle_text("plotly.min.js") in full and len(full) > 4_000_000
+    assert plotlyjs.bundle_name(framed) == "plotly.min.js"  # a frame's trace type counts as well
 
 
 def test_the_json_engine_is_orjson_as_declared() -> None:
@@ -55,8 +68,15 @@ def test_site_without_images_has_every_figure_and_an_index(tmp_path, capsys: pyt
     assert len(pages) == sum(len(view.figures) for view in VIEWS)
     index = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert all(f"zh/{name}" in index for name in pages) and "正弦位置编码" in index
-    assert 'src="../plotly.min.js"' in (tmp_path / "zh" / pages[0]).read_text(encoding="utf-8")
-    assert (tmp_path / "plotly.min.js").stat().st_size > 1_000_000
+    linked = {
+        name: re.findall(r'<script charset="utf-8" src="\.\./([^"]+)"', (tmp_path / "zh" / name).read_text("utf-8"))
+        for name in pages
+    }
+    lean = plotlyjs.LEAN_BUNDLE.name
+    assert all(found in ([lean], ["plotly.min.js"]) for found in linked.values()), linked
+    assert [name for name, found in linked.items() if found == ["plotly.min.js"]] == ["7-extension-ood.html"]
+    for bundle in (lean, "plotly.min.js"):  # both beside index.html, as the links expect
+        assert (tmp_path / bundle).read_text(encoding="utf-8") == plotlyjs.bundle_text(bundle)
     swept = (tmp_path / "zh" / "3-sinusoidal-heatmap.html").read_text(encoding="utf-8")
     assert "Plotly.addFrames" in swept and '"sliders"' in swept  # the slider travels with the file
 

@@ -83,7 +83,7 @@ def test_the_export_has_a_frame_for_every_value_the_core_accepts_and_shows_the_p
 @pytest.mark.parametrize(("page_id", "name"), SWEPT)
 def test_an_exported_figure_stays_under_the_measured_bound(page_id: str, name: str) -> None:
     fig, _ = _swept(page_id, name, "zh")
-    assert len(export.html_bytes(fig, plotlyjs="plotly.min.js")) <= MAX_FIGURE_BYTES
+    assert len(export.html_bytes(fig, bundles="../")) <= MAX_FIGURE_BYTES
 
 
 @pytest.mark.parametrize(("count", "current"), [(5, 3), (256, 7), (256, 255), (24, 0), (25, 13)])
