@@ -89,11 +89,12 @@ def no_delay() -> int:
 
     Streamlit 1.67 binds its listening socket itself, with ``socket.socket(family=...)``, so the socket reports
     protocol 0, and asyncio, which turns Nagle off on a connection only when its socket reports ``IPPROTO_TCP``,
-    leaves it on (the same bug as uvicorn's issue #3149). A rerun answers in a burst of small websocket messages: with
-    Nagle on, the first goes out, the rest wait until the browser acknowledges it, and a browser that has nothing
-    to send delays its acknowledgement by 40 ms (Linux's minimum). Measured with ``bench/load_session.py``'s client
-    on loopback, a bare Streamlit page of one slider answered a move in 44-52 ms; the server had sent its last
-    message 4 ms after the move arrived.
+    leaves it on (uvicorn has the same bug: issue 3149 on GitHub). A rerun answers in a burst of small websocket
+    messages. With Nagle on, the first goes out and the rest wait until the browser acknowledges it; a browser with
+    nothing to send delays that by 40 ms (Linux's minimum). A bare Streamlit page of one slider, traced on loopback,
+    had sent its last message 4 ms after a move arrived; the client received it after 44-52 ms. Linux acknowledges at
+    once on a connection quiet for ~0.2 s, so the stall hits moves in quick succession: with 0.05 s between moves
+    (``bench/bench_moves.py --compare nagle --gap 0.05``), the light sliders' median went from 48 to 22 ms.
 
     Accepted connections inherit ``TCP_NODELAY`` from the listening socket (Linux and the BSDs), so setting it on
     the listener covers every later tab; the connections already open, the first tab's among them, are set here.
