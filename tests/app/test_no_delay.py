@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from streamlit.web.server.starlette.starlette_server import _bind_socket
@@ -38,7 +39,9 @@ def accepted_nodelay(listener: socket.socket) -> bool:
             writer.close()
             return result
 
-    return asyncio.run(main())
+    # In a thread of its own: in a full run, pytest-playwright's sync API keeps an event loop running on this one.
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, main()).result(timeout=30)
 
 
 @pytest.fixture()
