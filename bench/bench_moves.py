@@ -13,9 +13,8 @@ cost is the CPU its server used from the move until both servers have answered a
 passed (0.3 by default): an OpenBLAS worker that spins after its product counts where it spins. The gap matters to
 Nagle's algorithm too: after a connection has been quiet for about 0.2 s, Linux acknowledges the next data at once,
 so only replies that follow each other closely (arrow keys pressed in a row: ``--gap 0.05``) wait on a delayed
-acknowledgement. Also reported: the time to the rerun's last
-message. psutil reads CPU in 10 ms ticks, so a slider's figure is a mean over its moves. Loopback only; everything
-it starts it stops.
+acknowledgement. Also reported: the time to the rerun's last message. psutil reads CPU in 10 ms ticks, so a
+slider's figure is a mean over its moves. Loopback only; everything it starts it stops.
 """
 
 from __future__ import annotations
