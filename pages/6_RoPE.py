@@ -7,7 +7,7 @@ with start(VIEW) as page:
     page.text("intro")
     page.controls("dim", "base", "seed")  # seed: the random q and k of every section below
 
-    @page.section()  # m and n feed all four parts
+    @page.section()  # m and n feed all four parts: clocks, derivation, relative scores, pairing
     def clocks() -> None:
         page.heading("h_clocks")
         page.figure("clocks")
@@ -32,6 +32,9 @@ with start(VIEW) as page:
         page.text("pairing")
         page.figure("pairs")
         page.check("permutation")
+
+    @page.section()  # a section of its own: a moved m or n does not redraw it, nor a moved look-back the clocks
+    def mismatch() -> None:
         page.text("mismatch")
         page.controls("trained", "lookback")
         page.figures("mismatch", "mixed")
