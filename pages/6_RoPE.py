@@ -70,7 +70,7 @@ with start(VIEW) as page:
         page.check("axial")
         page.text("linear")
         page.check("linear")
-        page.text("trained")
+        page.text("trained_models")
 
     page.explain()
     page.text("sources")

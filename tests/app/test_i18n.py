@@ -138,3 +138,30 @@ def test_no_string_holds_a_code_block(lang: str) -> None:
     loaded on the page's first visit); RoPE's pairing table did, on every visit. Inline code and tables do not."""
     block = re.compile(r"```|~~~|(^|\n\n)( {4}|\t)\S")
     assert not [key for key, text in catalogue(lang).items() if block.search(text)]
+
+
+#: A widget's label is the words under ``<page>.<param>``. The longest in either language is 56 characters
+#: (extension's α = beta_slow, with what it does); a paragraph under that key means a text took the param's name.
+LABEL_CHARS = 64
+PAGE_TEXT = re.compile(r"""page\.text\(\s*["'](\w+)["']""")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_widget_label_is_a_label(lang: str) -> None:
+    too_long = {
+        f"{view.page_id}.{param.name}": label
+        for view in VIEWS
+        for param in view.params
+        if len(label := t(f"{view.page_id}.{param.name}", lang)) > LABEL_CHARS or "**" in label or "\n" in label
+    }
+    assert too_long == {}
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.page_id)
+def test_no_page_text_shares_its_key_with_a_widget_label(view) -> None:
+    r"""RoPE's "trained" paragraph once sat under the key of the "trained" pairing's label, so the widget showed
+    the paragraph as its label."""
+    script = (ROOT / catalog.BY_ID[view.page_id].script).read_text(encoding="utf-8")
+    texts = set(PAGE_TEXT.findall(script))
+    assert texts, "the pattern no longer finds this page's texts"
+    assert texts & {param.name for param in view.params} == set()
