@@ -15,8 +15,9 @@ dropped connection.
 
 Every round repeats the same walk on the same sessions with fresh slider values (``--repeat-values``: the same
 ones), so the server's caches see new keys each round; RSS (psutil, the server and its children) is sampled before
-and after each round and must not keep growing. CPU seconds of the load tool itself are reported too (it must not be
-the bottleneck). It only ever connects to loopback addresses, and every loop is bounded by ``--duration`` seconds.
+and after each round and must stop growing once the result pools have filled (checked from the third round on). CPU
+seconds of the load tool itself are reported too (it must not be the bottleneck). It only ever connects to loopback
+addresses, and every loop is bounded by ``--duration`` seconds.
 """
 
 from __future__ import annotations
@@ -225,9 +226,14 @@ def report(rounds: list[Round], *, sessions: int, pages: Sequence[str]) -> dict:
     }
 
 
+#: Rounds after which the result pools (``posenc_ui.memo``, 224 MB a process) are full: until then a server grows
+#: by design (five rounds of 30 students: 586 → 652 → 718 → 716 → 717 → 720 MB).
+FILLING_ROUNDS = 2
+
+
 def goals_met(rounds: list[Round], *, processes: int = 1, growth_mb: float = 50.0) -> list[str]:
-    r"""The goals missed (empty when all hold): 0 errors, p95, RSS (a budget per server process), and no growth from
-    round to round."""
+    r"""The goals missed (empty when all hold): 0 errors, p95, RSS (a budget per server process), and no growth
+    between the last two rounds once the pools have filled (from ``FILLING_ROUNDS + 1`` rounds on)."""
     missed = []
     if any(r.errors for r in rounds):
         missed.append("errors")
@@ -235,7 +241,7 @@ def goals_met(rounds: list[Round], *, processes: int = 1, growth_mb: float = 50.
         missed.append(f"p95 < {GOALS['p95_s']} s")
     if any(r.rss_after >= GOALS["rss_mb"] * processes for r in rounds):
         missed.append(f"RSS < {GOALS['rss_mb'] * processes / 1024:g} GB")
-    if len(rounds) > 1 and rounds[-1].rss_after - rounds[-2].rss_after > growth_mb * processes:
+    if len(rounds) > FILLING_ROUNDS and rounds[-1].rss_after - rounds[-2].rss_after > growth_mb * processes:
         missed.append(f"RSS growth ≤ {growth_mb * processes:.0f} MB between the last two rounds")
     return missed
 

@@ -62,3 +62,17 @@ def test_a_class_opening_the_lab_at_once_on_a_cold_server() -> None:
 def test_load_tool_refuses_non_loopback_targets(url: str) -> None:
     with pytest.raises(SystemExit, match="loopback"):
         load.require_loopback(url)
+
+
+def _round(rss_after: float) -> object:
+    return load.Round(seconds=60.0, reruns=100, p50=0.1, p95=0.5, errors=[], rss_before=0.0, rss_after=rss_after)
+
+
+def test_growth_counts_only_once_the_pools_have_filled() -> None:
+    r"""Two rounds: the result pools are still filling, so growth is no finding; from the third round it is."""
+    assert load.goals_met([_round(650.0), _round(720.0)]) == []
+    assert load.goals_met([_round(650.0), _round(720.0), _round(722.0)]) == []
+    assert load.goals_met([_round(650.0), _round(720.0), _round(800.0)]) == [
+        "RSS growth ≤ 50 MB between the last two rounds"
+    ]
+    assert load.goals_met([_round(650.0), _round(720.0), _round(800.0)], processes=2) == []
