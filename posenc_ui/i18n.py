@@ -27,15 +27,28 @@ PAGE_WORDS = CATALOGUE_DIR / "pages"
 
 #: Punctuation that never starts a line of Chinese text (a closing mark).
 CLOSING_PUNCTUATION = "，。、；：！？）」』》"
-#: Chromium breaks a line between inline maths (KaTeX draws it as an inline block) and the "，" after it, so a line
-#: starts with the comma. A word joiner (U+2060, invisible) after the closing ``$`` forbids that break.
-_AFTER_MATH = re.compile(rf"\$(?=[{CLOSING_PUNCTUATION}])")
+#: Inline maths (``$…$``) and the closing punctuation right after it. KaTeX draws maths as inline blocks, and CSS
+#: treats an inline block like an object character, with a break allowed on either side: Chromium started lines with
+#: the "，" or "）" after a formula on a phone, a word joiner between the two notwithstanding (measured on five pages).
+#: Display maths (``$$``) and an escaped ``\$`` are left alone.
+_MATH_THEN_CLOSING = re.compile(rf"(?<![\\$])\$([^$\n]+?)\$([{CLOSING_PUNCTUATION}]+)")
+#: Between two formulas that the punctuation no longer separates ("$q$、$k$"): without it, "$$" would open display
+#: maths. Invisible and zero-width; a line may still break there, before the next formula.
 WORD_JOINER = "\u2060"
+#: Inside maths, text at the size of the words around it: KaTeX draws maths at 1.21 em and ``\footnotesize`` is
+#: 0.8 of that. ``\text，`` takes the one character as its argument, so no braces reach ``str.format``.
+_SIZE, _TEXT = r"\footnotesize", r"\text"
+
+
+def _inside(match: re.Match[str]) -> str:
+    glued = "$" + match[1] + _SIZE + "".join(_TEXT + mark for mark in match[2]) + "$"
+    return glued + WORD_JOINER if match.string.startswith("$", match.end()) else glued
 
 
 def glue_punctuation(text: str) -> str:
-    r"""``text`` with a word joiner between inline maths and the closing punctuation right after it."""
-    return _AFTER_MATH.sub("$" + WORD_JOINER, text)
+    r"""``text`` with the closing punctuation right after inline maths moved inside it, as text, so that no line can
+    start with it: ``$m$，`` becomes ``$m\footnotesize\text，$``."""
+    return _MATH_THEN_CLOSING.sub(_inside, text)
 
 
 def shared_words(lang: str) -> Path:

@@ -99,18 +99,24 @@ def test_chinese_figure_labels_hold_no_english_words(page_id: str) -> None:
 
 def test_no_chinese_line_starts_with_closing_punctuation() -> None:
     r"""Neither in the words as written (a line break before "。") nor as a browser lays them out after inline maths
-    (:func:`~posenc_ui.i18n.glue_punctuation` joins the two)."""
+    (:func:`~posenc_ui.i18n.glue_punctuation` moves the punctuation inside the maths)."""
     starts = re.compile(rf"\n[ \t]*[{CLOSING_PUNCTUATION}]")
     unglued = re.compile(rf"\$[{CLOSING_PUNCTUATION}]")
     for key, text in catalogue("zh").items():
         assert not starts.search(text), f"{key}: a line starts with closing punctuation"
-        assert not unglued.search(text), f"{key}: inline maths then punctuation, with no word joiner"
+        assert not unglued.search(text), f"{key}: inline maths then punctuation outside it"
 
 
-def test_glue_punctuation_joins_maths_to_the_punctuation_after_it_and_nothing_else() -> None:
-    assert glue_punctuation("对 $i$，以及 $j$。") == f"对 $i${WORD_JOINER}，以及 $j${WORD_JOINER}。"
+def test_glue_punctuation_moves_the_punctuation_after_maths_inside_it_and_nothing_else() -> None:
+    glued = r"对 $i\footnotesize\text，$以及 $j\footnotesize\text）\text；$完"
+    assert glue_punctuation("对 $i$，以及 $j$）；完") == glued
     assert glue_punctuation("cost $5 and $6") == "cost $5 and $6"
     assert glue_punctuation("a, b.") == "a, b."
+    assert glue_punctuation("$$x$$，") == "$$x$$，"  # display maths stands on its own line
+    assert glue_punctuation(r"\$a$，") == r"\$a$，"  # an escaped dollar opens nothing
+    assert glue_punctuation("$q$、$k$") == rf"$q\footnotesize\text、${WORD_JOINER}$k$"  # "$$" would open display maths
+    # no braces are added for str.format to read
+    assert glue_punctuation("距离 $r = {n}$，").format(n=3) == r"距离 $r = 3\footnotesize\text，$"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.view.page_id)

@@ -78,4 +78,6 @@ def test_a_phone_sees_the_first_figure_in_the_first_screen(phone: Page, app_url:
     assert phone.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], "wider than the screen"
     if lang == "zh":
         assert not phone.evaluate(LINE_STARTS), "a line starts with closing punctuation"
+    # the punctuation after a formula is drawn inside it (posenc_ui.i18n.glue_punctuation): KaTeX must still parse it
+    assert phone.evaluate("() => document.querySelectorAll('.katex-error').length") == 0, "a formula failed to render"
     full_screenshot(phone, f"{entry.id}-{lang}-iphone")
