@@ -27,11 +27,13 @@ PAGE_WORDS = CATALOGUE_DIR / "pages"
 
 #: Punctuation that never starts a line of Chinese text (a closing mark).
 CLOSING_PUNCTUATION = "，。、；：！？）」』》"
+#: Punctuation that never starts a line in either language.
+CLOSING_MARKS = CLOSING_PUNCTUATION + ",.;:!?)"
 #: Inline maths (``$…$``) and the closing punctuation right after it. KaTeX draws maths as inline blocks, and CSS
-#: treats an inline block like an object character, with a break allowed on either side: Chromium started lines with
-#: the "，" or "）" after a formula on a phone, a word joiner between the two notwithstanding (measured on five pages).
-#: Display maths (``$$``) and an escaped ``\$`` are left alone.
-_MATH_THEN_CLOSING = re.compile(rf"(?<![\\$])\$([^$\n]+?)\$([{CLOSING_PUNCTUATION}]+)")
+#: treats an inline block like an object character, with a break allowed on either side: on a phone Chromium started
+#: lines with the "，" or "）" after a formula on five Chinese pages (a word joiner between the two notwithstanding)
+#: and with "," or "." on two English ones. Display maths (``$$``) and an escaped ``\$`` are left alone.
+_MATH_THEN_CLOSING = re.compile(rf"(?<![\\$])\$([^$\n]+?)\$([{re.escape(CLOSING_MARKS)}]+)")
 #: Between two formulas that the punctuation no longer separates ("$q$、$k$"): without it, "$$" would open display
 #: maths. Invisible and zero-width; a line may still break there, before the next formula.
 WORD_JOINER = "\u2060"

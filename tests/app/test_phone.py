@@ -14,7 +14,7 @@ import pytest
 
 from posenc_ui import catalog
 from posenc_ui.figures.style import TITLE_UNITS, line_units, title_lines, wrap_title
-from posenc_ui.i18n import CLOSING_PUNCTUATION, LANGS, WORD_JOINER, catalogue, glue_punctuation, t
+from posenc_ui.i18n import CLOSING_MARKS, CLOSING_PUNCTUATION, LANGS, WORD_JOINER, catalogue, glue_punctuation, t
 from posenc_ui.state import defaults
 from posenc_ui.views import PAGES, VIEWS
 
@@ -97,14 +97,16 @@ def test_chinese_figure_labels_hold_no_english_words(page_id: str) -> None:
             assert not words & ENGLISH_WORDS, f"{page_id}.{name}: English {sorted(words & ENGLISH_WORDS)} in {label!r}"
 
 
-def test_no_chinese_line_starts_with_closing_punctuation() -> None:
+def test_no_line_starts_with_closing_punctuation() -> None:
     r"""Neither in the words as written (a line break before "。") nor as a browser lays them out after inline maths
     (:func:`~posenc_ui.i18n.glue_punctuation` moves the punctuation inside the maths)."""
     starts = re.compile(rf"\n[ \t]*[{CLOSING_PUNCTUATION}]")
-    unglued = re.compile(rf"\$[{CLOSING_PUNCTUATION}]")
+    unglued = re.compile(rf"\$[{re.escape(CLOSING_MARKS)}]")
     for key, text in catalogue("zh").items():
         assert not starts.search(text), f"{key}: a line starts with closing punctuation"
-        assert not unglued.search(text), f"{key}: inline maths then punctuation outside it"
+    for lang in LANGS:
+        for key, text in catalogue(lang).items():
+            assert not unglued.search(text), f"{key} ({lang}): inline maths then punctuation outside it"
 
 
 def test_glue_punctuation_moves_the_punctuation_after_maths_inside_it_and_nothing_else() -> None:
@@ -112,6 +114,7 @@ def test_glue_punctuation_moves_the_punctuation_after_maths_inside_it_and_nothin
     assert glue_punctuation("对 $i$，以及 $j$）；完") == glued
     assert glue_punctuation("cost $5 and $6") == "cost $5 and $6"
     assert glue_punctuation("a, b.") == "a, b."
+    assert glue_punctuation("at $r = -L$, and $n$.") == r"at $r = -L\footnotesize\text,$ and $n\footnotesize\text.$"
     assert glue_punctuation("$$x$$，") == "$$x$$，"  # display maths stands on its own line
     assert glue_punctuation(r"\$a$，") == r"\$a$，"  # an escaped dollar opens nothing
     assert glue_punctuation("$q$、$k$") == rf"$q\footnotesize\text、${WORD_JOINER}$k$"  # "$$" would open display maths
