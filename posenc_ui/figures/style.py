@@ -131,24 +131,51 @@ def _wide(text: str) -> bool:
     return bool(re.match(f"[{_WIDE}]", text))
 
 
+_WIDE_CHAR = re.compile(f"[{_WIDE}]")
+
+
 def _units(token: str) -> int:
     if token.startswith("<"):
         return 0
-    return sum(2 if _wide(ch) else 1 for ch in token)
+    return len(token) + len(_WIDE_CHAR.findall(token))  # a wide character takes two
 
 
 def wrap_title(title: str, units: int = TITLE_UNITS) -> str:
-    r"""``title`` with ``<br>`` breaks so that no line is wider than ``units`` (see :data:`TITLE_UNITS`).
+    r"""``title`` with ``<br>`` breaks so that no line is wider than ``units`` (see :data:`TITLE_UNITS`), in as few
+    lines as that allows, and those lines as even as they can be: a title one word too long for one line is split
+    in the middle, not into a full line and a lone "0".
 
     Breaks fall at spaces, or between two Chinese characters (never before closing punctuation, never after an
     opening one); "name = value" and "a − b" are never split; a line break the
     title already has is kept. Tags (``<sub>``) take no room and are never split.
     """
+    parts = _parts(title)
+    greedy = _wrap(parts, units)
+    fewest = greedy.count("<br>")
+    if fewest == len(parts) - 1:  # every part fits on one line
+        return greedy
+    narrow, wide = 1, units  # the narrowest width that still needs no more lines (greedy lines are monotone in it)
+    while narrow < wide:
+        middle = (narrow + wide) // 2
+        if _wrap(parts, middle).count("<br>") <= fewest:
+            wide = middle
+        else:
+            narrow = middle + 1
+    return _wrap(parts, wide)
+
+
+def _parts(title: str) -> list[list[tuple[str, int]]]:
+    r"""Each part of ``title`` between the breaks it already has, as (token, width) pairs."""
+    return [[(token, _units(token)) for token in _TOKEN.findall(part)] for part in title.split("<br>")]
+
+
+def _wrap(parts: list[list[tuple[str, int]]], units: int) -> str:
+    r"""Greedy wrapping of the (token, width) lists of a title's parts: each line takes every token that still fits
+    within ``units``."""
     lines: list[str] = []
-    for part in title.split("<br>"):
+    for part in parts:
         line, width = "", 0
-        for token in _TOKEN.findall(part):
-            size = _units(token)
+        for token, size in part:
             if token.isspace():
                 if width:
                     line, width = line + " ", width + 1

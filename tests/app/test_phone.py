@@ -11,9 +11,11 @@ import functools
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from posenc_ui import catalog
-from posenc_ui.figures.style import TITLE_UNITS, line_units, title_lines, wrap_title
+from posenc_ui.figures.style import TITLE_UNITS, _parts, _wrap, line_units, title_lines, wrap_title
 from posenc_ui.i18n import CLOSING_MARKS, CLOSING_PUNCTUATION, LANGS, WORD_JOINER, catalogue, glue_punctuation, t
 from posenc_ui.state import defaults
 from posenc_ui.views import PAGES, VIEWS
@@ -62,15 +64,26 @@ PAGE_LANGS = [(v.page_id, lang) for v in VIEWS for lang in LANGS]
 
 def test_wrap_title_breaks_at_spaces_and_between_chinese_characters_never_inside_a_name_value_pair() -> None:
     assert wrap_title("Sinusoidal encoding, L = 128, d = 128, base = 10000") == (
-        "Sinusoidal encoding, L = 128, d = 128,<br>base = 10000"
+        "Sinusoidal encoding, L = 128,<br>d = 128, base = 10000"
     )
-    assert (
-        wrap_title("正弦位置编码，L = 128，d = 128，base = 10000") == "正弦位置编码，L = 128，d = 128，<br>base = 10000"
-    )
+    chinese_title = wrap_title("正弦位置编码，L = 128，d = 128，base = 10000")
+    assert chinese_title == "正弦位置编码，L = 128，<br>d = 128，base = 10000"
+    # one word too long for one line: two even lines, not a full one and a lone "0" (ALiBi's, before)
+    assert wrap_title("Two ways to write the causal bias of head 0") == "Two ways to write the<br>causal bias of head 0"
     assert wrap_title("a<br>b") == "a<br>b"  # a break the title has is kept
     assert wrap_title("M<sub>k</sub> short") == "M<sub>k</sub> short"  # tags take no room
     chinese = wrap_title("一" * 30 + "。")
     assert all(not line.startswith("。") for line in chinese.split("<br>"))
+
+
+@given(st.lists(st.text("abcdefghij一二三", min_size=1, max_size=14), min_size=1, max_size=16))
+def test_even_lines_are_as_few_and_no_wider_than_greedy_ones(words: list[str]) -> None:
+    r"""Evening the lines out never adds a line, never widens the widest, and keeps every word whole."""
+    title = " ".join(words)
+    greedy, even = _wrap(_parts(title), TITLE_UNITS).split("<br>"), wrap_title(title).split("<br>")
+    assert len(even) == len(greedy)
+    assert max(map(line_units, even)) <= max(map(line_units, greedy))
+    assert "".join(even).replace(" ", "") == title.replace(" ", "")
 
 
 @pytest.mark.parametrize(("page_id", "lang"), PAGE_LANGS)
