@@ -6,26 +6,28 @@ from posenc_ui.views.first import VIEW
 with start(VIEW) as page:
     page.text("intro")
 
-    page.heading("h_integer")
-    page.controls("length")
-    page.figure("integer")
-    page.text("integer")
-    page.check("step")
+    @page.section()  # the lesson: a slider that all of it reads reruns it, not the frame around it
+    def lesson() -> None:
+        page.heading("h_integer")
+        page.controls("length")
+        page.figure("integer")
+        page.text("integer")
+        page.check("step")
 
-    page.heading("h_normalized")
-    page.text("normalized")
-    page.figure("normalized")
-    page.text("errata")
+        page.heading("h_normalized")
+        page.text("normalized")
+        page.figure("normalized")
+        page.text("errata")
 
-    @page.section("h_binary")
-    def binary() -> None:
-        page.text("binary")
-        page.controls("bits", "wrap")
-        page.figure("binary")
-        page.text("jumps")
-        page.figure("jumps")
-        page.check("jumps")
-        page.text("takeaway")
+        @page.section("h_binary")
+        def binary() -> None:
+            page.text("binary")
+            page.controls("bits", "wrap")
+            page.figure("binary")
+            page.text("jumps")
+            page.figure("jumps")
+            page.check("jumps")
+            page.text("takeaway")
 
     page.explain()
     page.text("sources")

@@ -6,47 +6,49 @@ from posenc_ui.views.sinusoidal import VIEW
 with start(VIEW) as page:
     page.text("intro")
 
-    page.heading("h_table")
-    page.controls("length", "dim", "base")
-    page.figure("heatmap")
-    page.text("table")
-    page.check("stripes")
+    @page.section()  # the lesson: a slider that all of it reads reruns it, not the frame around it
+    def lesson() -> None:
+        page.heading("h_table")
+        page.controls("length", "dim", "base")
+        page.figure("heatmap")
+        page.text("table")
+        page.check("stripes")
 
-    @page.section("h_waves")
-    def waves() -> None:
-        page.text("waves")
-        page.controls("dims")
-        page.figure("waves")
+        @page.section("h_waves")
+        def waves() -> None:
+            page.text("waves")
+            page.controls("dims")
+            page.figure("waves")
 
-    page.heading("h_similarity")
-    page.text("similarity")
-    page.figure("similarity")
+        page.heading("h_similarity")
+        page.text("similarity")
+        page.figure("similarity")
 
-    @page.section("h_shift")
-    def shift() -> None:
-        page.text("shift")
-        page.controls("offset")
-        page.figure("shift")
-        page.check("shift")
-        page.text("errata_shift")
-        page.check("errata_shift")
-        page.text("faq_sin_cos")  # here, not in the FAQ below: its check reads the offset k
-        page.check("sin_and_cos")
+        @page.section("h_shift")
+        def shift() -> None:
+            page.text("shift")
+            page.controls("offset")
+            page.figure("shift")
+            page.check("shift")
+            page.text("errata_shift")
+            page.check("errata_shift")
+            page.text("faq_sin_cos")  # here, not in the FAQ below: its check reads the offset k
+            page.check("sin_and_cos")
 
-    page.heading("h_exponent")
-    page.text("exponent")
-    page.figure("exponent")
-    page.check("exponent")
+        page.heading("h_exponent")
+        page.text("exponent")
+        page.figure("exponent")
+        page.check("exponent")
 
-    page.heading("h_layouts")
-    page.text("layouts")
-    page.figures("interleaved", "concat")
+        page.heading("h_layouts")
+        page.text("layouts")
+        page.figures("interleaved", "concat")
 
-    page.heading("h_faq")
-    page.text("faq_sum")
-    page.text("faq_depth")
-    page.figure("depth")
-    page.check("depth")
+        page.heading("h_faq")
+        page.text("faq_sum")
+        page.text("faq_depth")
+        page.figure("depth")
+        page.check("depth")
 
     page.explain()
     page.text("sources")

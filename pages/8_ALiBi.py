@@ -6,37 +6,39 @@ from posenc_ui.views.alibi import VIEW
 with start(VIEW) as page:
     page.text("intro")
 
-    page.heading("h_slopes")
-    page.controls("n_heads")
-    page.figure("slopes")
-    page.text("slopes")
-    page.check("slopes")
-    page.text("slopes_rule")
+    @page.section()  # the lesson: a slider that all of it reads reruns it, not the frame around it
+    def lesson() -> None:
+        page.heading("h_slopes")
+        page.controls("n_heads")
+        page.figure("slopes")
+        page.text("slopes")
+        page.check("slopes")
+        page.text("slopes_rule")
 
-    page.heading("h_bias")
-    page.text("bias")
-    page.controls("heads", "length", "causal")
-    page.figure("bias")
+        page.heading("h_bias")
+        page.text("bias")
+        page.controls("heads", "length", "causal")
+        page.figure("bias")
 
-    @page.section()  # the seed feeds the weights and the last check
-    def weights() -> None:
-        page.heading("h_weights")
-        page.text("weights")
-        page.controls("seed")
-        page.figure("weights")
-        page.text("weights_read")
+        @page.section()  # the seed feeds the weights and the last check
+        def weights() -> None:
+            page.heading("h_weights")
+            page.text("weights")
+            page.controls("seed")
+            page.figure("weights")
+            page.text("weights_read")
 
-        page.heading("h_field")
-        page.text("field")
-        page.controls("threshold")
-        page.figures("curves", "field")
-        page.text("field_caveat")
+            page.heading("h_field")
+            page.text("field")
+            page.controls("threshold")
+            page.figures("curves", "field")
+            page.text("field_caveat")
 
-        page.heading("h_forms")
-        page.text("forms")
-        page.figure("forms")
-        page.check("forms")
-        page.text("takeaway")
+            page.heading("h_forms")
+            page.text("forms")
+            page.figure("forms")
+            page.check("forms")
+            page.text("takeaway")
 
     page.explain()
     page.text("sources")

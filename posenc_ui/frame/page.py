@@ -54,6 +54,7 @@ class Page:
         self._fired: tuple[str | None, Callable[[], None]] | None = None  # where that happened, and what was drawn
         # Sections (see section): where each widget was drawn and which parameters each part of the page read.
         self._section: str | None = None  # the section being drawn; None: the page's own flow
+        self._parent: dict[str, str | None] = {}  # section → the section it is drawn in (None: the page's own flow)
         self._placed: dict[str, str | None] = {}  # parameter → the section its widget was drawn in
         self._read: dict[str | None, set[str]] = {None: set()}  # section (None: outside all) → parameters it read
         self._finished = False  # the page was drawn to its end: a section drawn now is a section's rerun
@@ -246,6 +247,11 @@ class Page:
         outside the section reads the widget's parameter. Each such rerun checks this against what the page's last
         full run read, and reruns the whole page when it does not hold (an open export or share panel carries every
         value). ``tests/app/test_sections.py`` keeps every section's widgets its own at the defaults.
+
+        Sections nest. A page's body can be a section around its own sections: a slider that the whole body reads
+        then reruns the body, and the header, sidebar and panels around it stay as they are. A section drawn inside
+        another reruns with it; moved alone, it reruns alone, as long as nothing outside it reads its widgets (its
+        enclosing section included).
         """
 
         def draw(body: Callable[[], None]) -> None:
@@ -261,22 +267,26 @@ class Page:
         return draw
 
     def _run_section(self, name: str, body: Callable[[], None]) -> None:
-        again = self._finished  # the page was drawn to its end before: this is the section's own rerun
-        with TURNS if again else nullcontext():  # a full run holds the turn already
-            if again:
+        outer = self._section
+        again = self._finished  # the page was drawn to its end before: a rerun of this section or of one around it
+        alone = again and outer is None  # this section's own rerun, not its drawing inside an enclosing one
+        with TURNS if alone else nullcontext():  # a full run, or the enclosing section's, holds the turn already
+            if alone:
                 if not self.runs_alone(name):
                     st.rerun(scope="app")
                 self._values = None  # a widget of the section has moved
+            if again:  # forget what this section read and showed last time: it is about to do it again
                 self._read[name] = set()
                 self._shown = [(check, where) for check, where in self._shown if where != name]
                 if self._fired is not None and self._fired[0] == name:
                     self.after_first_figure = self._fired[1]
+            self._parent[name] = outer
             self._section = name
             try:
                 body()
             finally:
-                self._section = None
-            if again:
+                self._section = outer
+            if alone:
                 self._store_state()
 
     def _reads(self, names: Iterable[str]) -> None:
@@ -287,9 +297,18 @@ class Page:
         return not self._read_elsewhere(name)
 
     def _read_elsewhere(self, name: str) -> set[str]:
-        r"""The parameters whose widgets section ``name`` draws that something outside the section read."""
+        r"""The parameters whose widgets section ``name`` draws that something outside the section read (a section
+        drawn inside it is inside it; the section around it is not)."""
         own = {param for param, where in self._placed.items() if where == name}
-        return {param for where, read in self._read.items() if where != name for param in own & read}
+        return {param for where, read in self._read.items() if not self._within(where, name) for param in own & read}
+
+    def _within(self, where: str | None, name: str) -> bool:
+        r"""Whether section ``where`` (None: the page's own flow) is section ``name`` or is drawn inside it."""
+        while where is not None:
+            if where == name:
+                return True
+            where = self._parent.get(where)
+        return False
 
     def section_map(self) -> dict[str, dict[str, list[str]]]:
         r"""Each section's widgets, and those of them that something outside the section read (the last full run's
@@ -299,8 +318,7 @@ class Page:
                 "widgets": sorted(p for p, where in self._placed.items() if where == name),
                 "read_elsewhere": sorted(self._read_elsewhere(name)),
             }
-            for name in self._read
-            if name is not None
+            for name in self._parent  # every section drawn, in page order (one may read nothing itself)
         }
 
     # --- panels -------------------------------------------------------------------------------------------------

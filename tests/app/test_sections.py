@@ -14,17 +14,20 @@ from __future__ import annotations
 import pytest
 
 from posenc_ui import catalog
-from posenc_ui.frame.page import SECTIONS
+from posenc_ui.frame.page import SECTIONS, Page
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults
 from posenc_ui.views import VIEWS
 
 #: The sliders a student moves most, and the section each must live in (so that moving it reruns only that).
 LOCAL = {
-    "sinusoidal": {"offset": "h_shift", "dims": "h_waves"},
-    "learned": {"position": "h_wall", "model": "h_trained", "token": "h_onehot"},
-    "relative": {"num_buckets": "h_t5", "t5_length": "h_t5", "cross_length": "h_why"},
+    "sinusoidal": {"offset": "h_shift", "dims": "h_waves", "length": "lesson", "dim": "lesson", "base": "lesson"},
+    "learned": {"position": "h_wall", "model": "h_trained", "token": "h_onehot", "max_length": "lesson"},
+    "relative": {"num_buckets": "h_t5", "t5_length": "h_t5", "cross_length": "h_why", "key_length": "lesson"},
     "rope": {
+        "dim": "lesson",
+        "base": "lesson",
+        "seed": "lesson",
         "m": "clocks",
         "n": "clocks",
         "trained": "mismatch",
@@ -33,10 +36,33 @@ LOCAL = {
         "grid": "h_beyond",
         "same_vector": "h_decay",
     },
-    "extension": {"window": "h_rerope", "config": "h_paste"},
-    "alibi": {"threshold": "weights", "seed": "weights"},
-    "first": {"bits": "h_binary"},
+    "extension": {"window": "h_rerope", "config": "h_paste", "factor": "lesson", "model": "lesson"},
+    "alibi": {"threshold": "weights", "seed": "weights", "length": "lesson", "n_heads": "lesson"},
+    "first": {"bits": "h_binary", "length": "lesson"},
+    "why": {"pair": "attention", "dim": "attention"},
+    "compare": {"length": "compare"},
 }
+
+
+def nested(placed: dict[str, str], read: dict[str | None, set[str]]) -> Page:
+    r"""A page's section bookkeeping alone: the lesson section holds clocks, the page's own flow holds the lesson."""
+    page = Page.__new__(Page)
+    page._placed, page._read, page._parent = placed, read, {"lesson": None, "clocks": "lesson"}
+    return page
+
+
+def test_a_section_counts_the_sections_inside_it_as_its_own_and_the_one_around_it_as_elsewhere() -> None:
+    placed = {"dim": "lesson", "m": "clocks"}
+    inside = nested(placed, {None: set(), "lesson": {"dim"}, "clocks": {"dim", "m"}})
+    assert inside.runs_alone("lesson") and inside.runs_alone("clocks")  # clocks reads d, and reruns with the lesson
+    around = nested(placed, {None: set(), "lesson": {"dim", "m"}, "clocks": {"m"}})
+    assert around.runs_alone("lesson") and not around.runs_alone("clocks")  # the lesson reads m: m reruns it all
+    outside = nested(placed, {None: {"dim"}, "lesson": set(), "clocks": {"m"}})
+    assert not outside.runs_alone("lesson") and outside.runs_alone("clocks")
+    assert outside.section_map() == {
+        "lesson": {"widgets": ["dim"], "read_elsewhere": ["dim"]},
+        "clocks": {"widgets": ["m"], "read_elsewhere": []},
+    }
 
 
 def sections_of(open_page, view, lang: str, **state) -> dict[str, dict[str, list[str]]]:
