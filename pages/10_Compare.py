@@ -12,8 +12,7 @@ with start(VIEW) as page:
         page.controls("length")
         page.text("table", table=page.ask(comparison_table, page.lang))
         page.text("table_read")
-        for claim in ("relative", "absolute", "linear"):
-            page.check(claim)
+        page.checks("relative", "absolute", "linear")
         page.text("errata_cost")
 
         page.heading("h_matrices")
@@ -23,8 +22,7 @@ with start(VIEW) as page:
         page.heading("h_extrapolation")
         page.text("extrapolation")
         page.figure("extrapolation")
-        for claim in ("task_dependence", "alibi_local", "retrieval", "relative_not_enough"):
-            page.check(claim)
+        page.checks("task_dependence", "alibi_local", "retrieval", "relative_not_enough")
         page.text("takeaway")
 
     page.explain()

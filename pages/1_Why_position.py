@@ -11,15 +11,13 @@ with start(VIEW) as page:
         page.heading("h_attention")
         page.controls("pair", "encoding")
         page.figures("attention_a", "attention_b")
-        page.text("attention")
-        page.text("attention_read")
+        page.text("attention", "attention_read")
 
         page.heading("h_residuals")
         page.text("residuals")
         page.controls("dim", "seed")
         page.figure("residuals")
-        page.check("none")
-        page.check("selected")
+        page.checks("none", "selected")
         page.text("takeaway")
 
     page.explain()

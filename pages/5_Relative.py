@@ -11,9 +11,7 @@ with start(VIEW) as page:
         page.heading("h_shaw")
         page.controls("key_length", "query_length", "max_relative")
         page.figure("shaw_index")
-        page.text("shaw")
-        page.text("shaw_read")
-        page.text("shaw_derive")
+        page.text("shaw", "shaw_read", "shaw_derive")
         page.check("shaw")
 
         page.heading("h_bias")

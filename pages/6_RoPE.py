@@ -16,13 +16,11 @@ with start(VIEW) as page:
             page.figure("clocks")
             # Under the clocks: on a phone, above them, they pushed the first figure off the first screen.
             page.controls("pairs", "m", "n")
-            page.text("clocks")
-            page.text("complex")
+            page.text("clocks", "complex")
 
             page.heading("h_derive")
             page.text("derive")
-            for step in ("complex", "orthogonal", "determinant", "norm", "composition"):
-                page.check(step)
+            page.checks("complex", "orthogonal", "determinant", "norm", "composition")
             page.text("errata_row")
             page.check("row_vector")
 
@@ -41,8 +39,7 @@ with start(VIEW) as page:
             page.text("mismatch")
             page.controls("trained", "lookback")
             page.figures("mismatch", "mixed")
-            page.check("wrong")
-            page.check("mixed")
+            page.checks("wrong", "mixed")
 
         @page.section("h_decay")
         def decay() -> None:
@@ -59,8 +56,7 @@ with start(VIEW) as page:
             page.text("periods")
             page.figure("periods")
             page.check("period")
-            page.text("errata")
-            page.text("repeats")
+            page.text("errata", "repeats")
             page.controls("tolerance")
             page.figures("toy", "repeats")
             page.check("toy")

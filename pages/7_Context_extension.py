@@ -16,8 +16,7 @@ with start(VIEW) as page:
         page.controls("factor", "stretch")  # under the figure: above it, they pushed it off a phone's first screen
         page.text("readout", **page.ask(readouts))
         page.text("master")
-        for claim in ("ntk", "dynamic", "interpolation", "uniform"):
-            page.check(claim)
+        page.checks("ntk", "dynamic", "interpolation", "uniform")
 
         page.heading("h_base")
         page.text("base_change")
@@ -32,8 +31,7 @@ with start(VIEW) as page:
         page.heading("h_ramp")
         page.text("ramp")
         page.figure("ramp")
-        page.text("by_parts")
-        page.text("errata_yarn")
+        page.text("by_parts", "errata_yarn")
         page.check("errata_cycle")
 
         page.heading("h_temperature")
@@ -54,8 +52,7 @@ with start(VIEW) as page:
             page.text("rerope")
             page.controls("window")
             page.figure("seen")
-            page.check("rerope_angles")
-            page.check("rerope_passes")
+            page.checks("rerope_angles", "rerope_passes")
 
         page.heading("h_models")
         page.text("models")

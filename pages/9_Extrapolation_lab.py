@@ -18,8 +18,7 @@ with start(VIEW) as page:
     lab_runner.shown_caption(page)
     lab_runner.about_task(page)
     lab_runner.findings(page)
-    page.check("inside")
-    page.check("extrapolation")
+    page.checks("inside", "extrapolation")
     lab_runner.band_table(page)
 
     page.heading("h_extension")

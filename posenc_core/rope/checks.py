@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .. import _trig
 from ..errors import PosEncError, as_array, as_bool, as_int
 from .curves import rope_decay_all_ones
 from .rotation import _check_inv_freq, _check_positions, apply_rope, pairing_permutation, rope_scores
@@ -70,8 +71,11 @@ def rope_decay_random_expected(distances: object, inv_freq: object, *, same_vect
     r"""The expectation of :func:`~posenc_core.rope_decay_random`'s mean: 0 for independent q, k ~ N(0, I), and
     :math:`E[q^\top R_r q] = 2\sum_i \cos(r\theta_i)` (twice the all-ones curve) for k = q."""
     same_vector = as_bool("same_vector", same_vector)
-    curve = rope_decay_all_ones(distances, inv_freq)
-    return 2.0 * curve if same_vector else np.zeros_like(curve)
+    if same_vector:
+        return 2.0 * rope_decay_all_ones(distances, inv_freq)
+    distances = _trig.check_distances(distances)  # the same refusals either way, without the curve's cost
+    _check_inv_freq(inv_freq)
+    return np.zeros(distances.shape[0])
 
 
 def rope_decay_random_z(mean: object, std: object, *, n_samples: int) -> np.ndarray:

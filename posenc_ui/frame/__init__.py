@@ -37,7 +37,7 @@ from __future__ import annotations
 from .language import LANG_MEMORY, LANG_WIDGET, pick_lang, resolve_lang
 from .navigation import navigation, reading_path, share_box, share_link
 from .page import LAST_GOOD, Page, is_touch
-from .panels import plain_title, render_check, source_name
+from .panels import plain_title, render_checks, source_name
 from .process import settle_process
 from .turn import open_page, start
 from .widgets import MEMORY, code_span, notice, seed, widget_key
@@ -56,7 +56,7 @@ __all__ = [
     "pick_lang",
     "plain_title",
     "reading_path",
-    "render_check",
+    "render_checks",
     "resolve_lang",
     "seed",
     "settle_process",

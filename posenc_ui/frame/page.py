@@ -20,7 +20,7 @@ from ..turns import TURNS
 from ..views.base import Check, View
 from .chart import plotly_chart
 from .navigation import next_link, share_box
-from .panels import explain_panel, export_panel, plain_title, render_check
+from .panels import explain_panel, export_panel, plain_title, render_checks
 from .present import resized
 from .refusals import refusal_text
 from .widgets import draw_text_box, draw_widget, option_label, remember, widget_key, write_url
@@ -71,10 +71,18 @@ class Page:
         r"""The string ``key`` (absolute, e.g. ``"nav.home"``) in this page's language."""
         return t(key, self.lang, **fmt)
 
-    def text(self, key: str, **fmt: object) -> None:
-        r"""Markdown ``<page>.<key>``; left out in embed mode, which shows only figures and controls."""
+    def text(self, *keys: str, **fmt: object) -> None:
+        r"""Markdown ``<page>.<key>``, or several paragraphs in one element; left out in embed mode, which shows only
+        figures and controls.
+
+        One element for consecutive paragraphs: every element costs the server and the browser work on each rerun
+        (docs/streamlit.md). ``fmt`` fills the placeholders of a single key only, since the other strings' braces
+        (LaTeX's among them) would be read as placeholders.
+        """
+        if len(keys) > 1 and fmt:
+            raise TypeError(f"text{keys}: placeholders are filled for one key at a time")
         if not self.embedded:
-            st.markdown(self.t(f"{self.view.page_id}.{key}", **fmt))
+            st.markdown("\n\n".join(self.t(f"{self.view.page_id}.{key}", **fmt) for key in keys))
 
     def heading(self, key: str) -> None:
         r"""A section heading ``<page>.<key>`` (kept when embedded, as the figures' caption)."""
@@ -213,16 +221,34 @@ class Page:
 
         When the core refuses the current settings there is nothing to check; the figure above says why.
         """
-        try:
-            check = self.ask(self.view.checks[name])
-        except PosEncError:
-            st.caption(self.t("frame.check_skipped"))
-            return None
-        if any(check == shown for shown, _ in self._shown):  # two claims that coincide here are shown once
-            return check
-        self._shown.append((check, self._section))
-        render_check(check, self.lang)
-        return check
+        return self.checks(name)[0]
+
+    def checks(self, *names: str) -> list[Check | None]:
+        r"""Show consecutive live checks, one box for each run of them that holds (or fails) alike; return them.
+
+        A check the core refuses to compute shows why it was skipped in its place, as :meth:`check` does.
+        """
+        results: list[Check | None] = []
+        run: list[Check] = []
+        for name in names:
+            try:
+                check = self.ask(self.view.checks[name])
+            except PosEncError:
+                render_checks(run, self.lang)
+                run = []
+                st.caption(self.t("frame.check_skipped"))
+                results.append(None)
+                continue
+            results.append(check)
+            if any(check == shown for shown, _ in self._shown):  # two claims that coincide here are shown once
+                continue
+            self._shown.append((check, self._section))
+            if run and run[-1].passed != check.passed:
+                render_checks(run, self.lang)
+                run = []
+            run.append(check)
+        render_checks(run, self.lang)
+        return results
 
     def refusal(self, err: PosEncError | None) -> None:
         r"""A core refusal shown as the lesson it is, not as a crash; or ``<page>.served`` when the call worked."""

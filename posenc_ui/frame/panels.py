@@ -43,11 +43,24 @@ def explain_panel(view: View, lang: str) -> None:
             render_sources(explain.sources, lang)
 
 
-def render_check(check: Check, lang: str) -> None:
-    r"""One live check as a coloured line: the claim, the residual just measured, ✓ or ✗."""
+def check_line(check: Check, lang: str) -> str:
+    r"""One live check as a line: ✓ or ✗, the claim, the residual just measured."""
     words = {name: t(key, lang) for name, key in check.fmt_keys.items()}
     text = t(check.key, lang, residual=f"{check.residual:.1e}", **check.fmt, **words)
-    (st.success if check.passed else st.error)(f"{'✓' if check.passed else '✗'} {text}")
+    return f"{'✓' if check.passed else '✗'} {text}"
+
+
+def shown_checks(at: Any) -> list[str]:
+    r"""Every live check line an AppTest run ``at`` drew (``✓ …`` or ``✗ …``): the passing ones, then the failing
+    ones (tests)."""
+    lines = [line for box in [*at.success, *at.error] for line in box.value.split("\n\n")]
+    return [line for line in lines if line.startswith(("✓", "✗"))]
+
+
+def render_checks(checks: Sequence[Check], lang: str) -> None:
+    r"""Live checks that all hold, or all fail, as one coloured box of one line each (nothing for none)."""
+    if checks:
+        (st.success if checks[0].passed else st.error)("\n\n".join(check_line(check, lang) for check in checks))
 
 
 def source_name(fn: Callable[..., Any]) -> str:

@@ -11,6 +11,7 @@ import pytest
 
 from posenc_core import COMPARED
 from posenc_core.lab_task import band_table
+from posenc_ui.frame.panels import shown_checks
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults
 from posenc_ui.views.compare import (
@@ -242,7 +243,7 @@ def test_each_tasks_verdict_is_visible_in_both_languages(open_page, lang: str) -
                 assert f"{t(f'compare.task.{task}', lang)} {mark(v)}" in first
     for task in TASKS:
         assert f"[{t(f'compare.task.{task}', lang)}](Extrapolation_lab?lang={lang}&task=" in table
-    checks = [box.value for box in at.success]
+    checks = shown_checks(at)
     for key in ("check_task_dependence", "check_alibi_local", "check_retrieval", "check_relative_not_enough"):
         check = VIEW.checks[key.removeprefix("check_")](defaults(VIEW.params))
         assert f"✓ {t(check.key, lang, residual=f'{check.residual:.1e}', **check.fmt)}" in checks

@@ -14,6 +14,7 @@ from posenc_core import PosEncError, neighbour_cosine, random_cosine_band, row_d
 from posenc_ui.figures import learned as figs
 from posenc_ui.figures.built import unwire
 from posenc_ui.frame.chart import sent_charts
+from posenc_ui.frame.panels import shown_checks
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults
 from posenc_ui.views.learned import TRAINED_FILES, TWIN_FILE, VIEW, read_trained, trained_facts
@@ -164,7 +165,7 @@ def test_page_shows_the_trained_table_its_rows_and_both_checks(open_page, lang: 
     model = t("learned.model.text", lang)
     assert t("learned.fig_trained", lang, model=model, rows=facts["rows"], dim=facts["dim"]) in titles
     assert t("learned.fig_trained_rows", lang) in titles and t("learned.fig_untouched", lang) in titles
-    passed = [box.value for box in at.success if box.value.startswith("✓")]
+    passed = [line for line in shown_checks(at) if line.startswith("✓")]
     neighbours, untouched = VIEW.checks["neighbours"](DEFAULTS), VIEW.checks["untouched"](DEFAULTS)
     for check in (neighbours, untouched):
         sentence = t(check.key, lang, residual=f"{check.residual:.1e}", **check.fmt)

@@ -11,6 +11,7 @@ from threadpoolctl import threadpool_info
 from posenc_ui import catalog
 from posenc_ui.frame import LANG_WIDGET, Page
 from posenc_ui.frame.chart import sent_charts
+from posenc_ui.frame.panels import shown_checks
 from posenc_ui.frame.process import YOUNG_THRESHOLD
 from posenc_ui.i18n import t
 from posenc_ui.views import VIEWS
@@ -195,7 +196,7 @@ def test_each_page_has_two_figures_formula_source_and_passing_checks(open_page, 
     at.session_state[f"explain.{next(p.id for p in PAGES if p.script == script)}"] = True
     at.run()
     assert at.latex and any("def " in code.value for code in at.code)
-    checks = [box.value for box in [*at.success, *at.error] if box.value.startswith(("✓", "✗"))]
+    checks = shown_checks(at)
     assert checks and all(check.startswith("✓") for check in checks)
 
 

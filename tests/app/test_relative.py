@@ -6,6 +6,7 @@ import numpy as np
 import plotly.io as pio
 
 from posenc_ui.figures import relative as figs
+from posenc_ui.frame.panels import shown_checks
 from posenc_ui.state import defaults
 from posenc_ui.views.relative import VIEW, bias_matrix_figure, check_cross, shaw_index_figure, t5_matrix_figure
 
@@ -55,5 +56,5 @@ def test_deep_link_restores_state_and_lq_follows_lk(open_page) -> None:
     assert at.slider(key="relative.query_length").value == 20  # clamped to L_k, with a notice
     assert len(at.warning) == 1
     assert at.segmented_control(key="relative.projection").value == "identity"
-    checks = [box.value for box in at.success if box.value.startswith("✓")]
+    checks = [line for line in shown_checks(at) if line.startswith("✓")]
     assert len(checks) == 4  # Shaw's two forms, the Toeplitz bias, T5, the identity projection

@@ -10,6 +10,7 @@ import pytest
 
 from posenc_ui.figures import rope as figs
 from posenc_ui.frame.chart import sent_charts
+from posenc_ui.frame.panels import shown_checks
 from posenc_ui.state import defaults
 from posenc_ui.views import rope
 from posenc_ui.views.rope import VIEW
@@ -164,7 +165,7 @@ def test_no_decay_check_holds_for_many_seeds(seed: int) -> None:
 def test_page_shows_every_check_passing_inline(open_page) -> None:
     at = open_page(SCRIPT, lang="en")
     assert not at.exception
-    passed = [box.value for box in at.success if box.value.startswith("✓")]
+    passed = [line for line in shown_checks(at) if line.startswith("✓")]
     assert len(passed) == len(VIEW.checks) and not at.error
     assert len(sent_charts(at)) == len(VIEW.figures)
 

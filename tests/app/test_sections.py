@@ -11,13 +11,19 @@ only in its folded panel.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from types import SimpleNamespace
+
 import pytest
 
+from posenc_core import PosEncError
 from posenc_ui import catalog
+from posenc_ui.frame import page as page_module
 from posenc_ui.frame.page import SECTIONS, Page
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults
 from posenc_ui.views import VIEWS
+from posenc_ui.views.base import Check, reads
 
 #: The sliders a student moves most, and the section each must live in (so that moving it reruns only that).
 LOCAL = {
@@ -121,3 +127,32 @@ def test_every_live_check_is_drawn_in_the_page_not_only_in_its_folded_panel(open
         words = {key: t(word, "en") for key, word in check.fmt_keys.items()}
         text = t(check.key, "en", residual=f"{check.residual:.1e}", **check.fmt, **words)
         assert text in drawn, name
+
+
+def test_consecutive_checks_share_one_box_per_run_that_holds_or_fails_alike(monkeypatch) -> None:
+    r"""``page.checks``: one element for a run of passing checks (each element costs every rerun), a new box where a
+    check fails, the same claim shown once, and a refused check skipped in its place."""
+    boxes: list[list[str]] = []
+    monkeypatch.setattr(
+        page_module, "render_checks", lambda checks, lang: checks and boxes.append([c.key for c in checks])
+    )
+    monkeypatch.setattr(page_module.st, "caption", lambda text: boxes.append(["skipped"]))
+    monkeypatch.setattr(page_module, "t", lambda key, lang, **fmt: key)
+
+    def claim(residual: float, key: str) -> Callable[[dict], Check]:
+        return reads()(lambda values: Check(key, residual))
+
+    def refused(values: dict) -> Check:
+        raise PosEncError("refused")
+
+    page = Page.__new__(Page)
+    page.view = SimpleNamespace(page_id="test", params=[], checks={
+        "a": claim(0.0, "a"), "b": claim(0.0, "b"), "again": claim(0.0, "a"), "bad": claim(1.0, "bad"),
+        "c": claim(0.0, "c"), "refused": reads()(refused),
+    })  # fmt: skip
+    page.lang, page._values, page._section, page._shown, page._read = "en", {}, None, [], {None: set()}
+    shown = page.checks("a", "b", "again", "bad", "c", "refused", "b")
+    assert boxes == [["a", "b"], ["bad"], ["c"], ["skipped"]]
+    assert [check and check.key for check in shown] == ["a", "b", "a", "bad", "c", None, "b"]
+    with pytest.raises(TypeError):
+        page.text("a", "b", n=1)  # placeholders would read the other strings' LaTeX braces

@@ -192,5 +192,10 @@ def test_random_decay_expectation_and_z() -> None:
     same = pc.rope_decay_random_expected(r, theta, same_vector=True)
     assert same == pytest.approx([2 * sum(math.cos(d * t) for t in theta) for d in r])
     assert pc.rope_decay_random_expected(r, theta, same_vector=False).tolist() == [0.0, 0.0, 0.0]
+    for same_vector in (True, False):  # independent vectors expect 0 without computing a curve, and refuse the same
+        with pytest.raises(pc.PosEncError, match="distances"):
+            pc.rope_decay_random_expected([float("nan")], theta, same_vector=same_vector)
+        with pytest.raises(pc.PosEncError, match="inv_freq"):
+            pc.rope_decay_random_expected(r, [], same_vector=same_vector)
     z = pc.rope_decay_random_z(np.array([0.5, -1.0]), np.array([2.0, 4.0]), n_samples=16)
     assert z.tolist() == [0.5 / (2.0 / 4), 1.0 / (4.0 / 4)]
