@@ -6,10 +6,7 @@ from posenc_ui.views.rope import VIEW
 with start(VIEW) as page:
     page.text("intro")
 
-    @page.section()  # the lesson: a slider that all of it reads reruns it, not the frame around it
-    def lesson() -> None:
-        page.controls("dim", "base", "seed")  # seed: the random q and k of every section below
-
+    def near() -> None:  # where two tokens sit: the clocks and what rests on them, then the pairing mismatch
         @page.section()  # m and n feed all four parts: clocks, derivation, relative scores, pairing
         def clocks() -> None:
             page.heading("h_clocks")
@@ -41,6 +38,7 @@ with start(VIEW) as page:
             page.figures("mismatch", "mixed")
             page.checks("wrong", "mixed")
 
+    def far() -> None:  # far away: long-range decay, periods and near repeats; then beyond one dimension
         @page.section("h_decay")
         def decay() -> None:
             page.text("decay")
@@ -70,6 +68,12 @@ with start(VIEW) as page:
             page.text("linear")
             page.check("linear")
             page.text("trained_models")
+
+    @page.section()  # the lesson: a slider that all of it reads reruns it, not the frame around it
+    def lesson() -> None:
+        page.controls("dim", "base", "seed")  # seed: the random q and k of every section below
+        near()
+        far()
 
     page.explain()
     page.text("sources")

@@ -59,12 +59,12 @@ with start(VIEW) as page:
         page.figure("models")
         page.text("preset_values", **page.ask(preset_words, page.lang))
 
-        @page.section("h_paste")
-        def paste() -> None:
-            page.text("paste")
-            page.paste_box("config", height=260)
-            page.figure("pasted")
-            page.text("takeaway")
+    @page.section("h_paste")
+    def paste() -> None:
+        page.text("paste")
+        page.paste_box("config", height=260)
+        page.figure("pasted")
+        page.text("takeaway")
 
     page.explain()
     page.text("sources")
