@@ -49,7 +49,7 @@ def test_a_section_slider_reruns_only_its_section_and_keeps_the_link(page: Page,
     grid = press(page, t("rope.grid", "en"))  # the last section's slider: the patch grid alone is redrawn
     page.wait_for_function("() => location.search.includes('grid=9')")
     expect(page.get_by_role("slider", name=t("rope.grid", "en"))).to_have_value("9")
-    whole = press(page, t("rope.dim", "en"))  # d feeds every figure: the whole page reruns
+    whole = press(page, t("rope.dim", "en"))  # d feeds every figure: the whole lesson reruns
     page.wait_for_function("() => location.search.includes('dim=')")
     assert query(page)["grid"] == "9"  # the link still holds what the section wrote
     assert 0 < grid * 10 < whole, (grid, whole)  # ~7 KB against ~310 KB when measured
