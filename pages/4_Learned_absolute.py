@@ -23,26 +23,26 @@ with start(VIEW) as page:
             page.check("wall")
             page.text("extrapolation")
 
-        @page.section("h_trained")
-        def trained() -> None:
-            facts = page.ask(trained_facts)  # the chosen lab model's shape, training length and first untouched row
-            page.text("trained", **facts)
-            page.controls("model")
-            page.figure("trained_table")
-            page.text("trained_table")
-            page.figure("trained_rows")
-            page.check("neighbours")
-            page.text("trained_rows", **facts)
-            page.text("untouched", **facts)
-            page.figure("untouched")
-            page.check("untouched")
+    @page.section("h_trained")
+    def trained() -> None:
+        facts = page.ask(trained_facts)  # the chosen lab model's shape, training length and first untouched row
+        page.text("trained", **facts)
+        page.controls("model")
+        page.figure("trained_table")
+        page.text("trained_table")
+        page.figure("trained_rows")
+        page.check("neighbours")
+        page.text("trained_rows", **facts)
+        page.text("untouched", **facts)
+        page.figure("untouched")
+        page.check("untouched")
 
-        @page.section("h_onehot")
-        def onehot() -> None:
-            page.text("onehot")
-            page.controls("token", "pos", "segment", "width")
-            page.figures("onehot", "outputs")
-            page.check("onehot")
+    @page.section("h_onehot")
+    def onehot() -> None:
+        page.text("onehot")
+        page.controls("token", "pos", "segment", "width")
+        page.figures("onehot", "outputs")
+        page.check("onehot")
 
     page.explain()
     page.text("sources")

@@ -28,7 +28,13 @@ from posenc_ui.views.base import Check, reads
 #: The sliders a student moves most, and the section each must live in (so that moving it reruns only that).
 LOCAL = {
     "sinusoidal": {"offset": "h_shift", "dims": "h_waves", "length": "lesson", "dim": "lesson", "base": "lesson"},
-    "learned": {"position": "h_wall", "model": "h_trained", "token": "h_onehot", "max_length": "lesson"},
+    "learned": {
+        "position": "h_wall",
+        "model": "h_trained",
+        "token": "h_onehot",
+        "max_length": "lesson",
+        "dim": "lesson",
+    },
     "relative": {"num_buckets": "h_t5", "t5_length": "h_t5", "cross_length": "h_why", "key_length": "lesson"},
     "rope": {
         "dim": "lesson",
