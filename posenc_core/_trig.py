@@ -120,7 +120,15 @@ def reduce_in_chunks(
     Chunks of about :data:`CHUNK_ELEMENTS` entries keep 10^6 distances within a few tens of MB whatever n.
     """
     out = np.empty(distances.shape[0])
+    for start, stop, table in chunks(distances, freqs):
+        out[start:stop] = reduce(table)
+    return out
+
+
+def chunks(distances: np.ndarray, freqs: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+    r"""``(start, stop, table)``: the table :math:`e^{\mathrm{i}\,r\,\omega_i}` of the distances ``start:stop``, in
+    the chunks of :func:`reduce_in_chunks`, for a caller that reduces each chunk in more than one way."""
     rows = max(1, CHUNK_ELEMENTS // freqs.shape[0])
     for start in range(0, distances.shape[0], rows):
-        out[start : start + rows] = reduce(phasors(distances[start : start + rows], freqs))
-    return out
+        stop = min(start + rows, distances.shape[0])
+        yield start, stop, phasors(distances[start:stop], freqs)

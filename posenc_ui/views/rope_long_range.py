@@ -16,8 +16,8 @@ import plotly.graph_objects as go
 
 from posenc_core import (
     rope_angles,
-    rope_decay_all_ones,
     rope_decay_bound,
+    rope_decay_curves,
     rope_decay_random,
     rope_decay_random_expected,
     rope_decay_random_z,
@@ -63,7 +63,7 @@ def _distances() -> np.ndarray:
 def decay_figure(v: Values, lang: str) -> go.Figure:
     inv_freq, r = inv_freq_for(v["dim"], v["base"]), _distances()
     marks = dict(zip(PUBLISHED_DECAY, rope_decay_bound(list(PUBLISHED_DECAY), inv_freq), strict=True))
-    return figs.decay(r, rope_decay_bound(r, inv_freq), rope_decay_all_ones(r, inv_freq), marks, lang=lang)
+    return figs.decay(r, *rope_decay_curves(r, inv_freq), marks, lang=lang)
 
 
 @memo

@@ -757,6 +757,19 @@ def test_rope_decay_curves_are_right_across_chunk_boundaries():
     )
 
 
+@pytest.mark.parametrize("which", list(DECAY_INV))
+@pytest.mark.parametrize("distances", [np.arange(0, 9000), np.array([0.0, 0.5, 2.25, 1000.0, 4096.0, -17.0])])
+def test_rope_decay_curves_gives_both_curves_from_one_table(which, distances):
+    """Both curves at once: right against the loops (across a chunk boundary at 9000 distances), and the very numbers
+    the two functions give alone, since only the shared table changes."""
+    inv = DECAY_INV[which]
+    bound, all_ones = pc.rope_decay_curves(distances, np.array(inv))
+    close(bound, naive.rope_decay_bound(list(distances), inv), atol=1e-9)
+    close(all_ones, naive.rope_decay_all_ones(list(distances), inv), atol=1e-9)
+    assert np.array_equal(bound, pc.rope_decay_bound(distances, np.array(inv)))
+    assert np.array_equal(all_ones, pc.rope_decay_all_ones(distances, np.array(inv)))
+
+
 @pytest.mark.parametrize("context_length", [1.0, 4096.0, 131072.0])
 def test_rotations_in_context_are_length_over_wavelength(context_length):
     inv = naive.rope_inv_freq(64, 10000.0)

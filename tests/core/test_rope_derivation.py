@@ -37,6 +37,42 @@ def test_rope_rotation_is_orthogonal_unimodular_and_composes(half, base, m, n, s
     assert checks.composition <= (abs(m) + abs(n) + abs(n - m)) * EPS + 8 * EPS
 
 
+@settings(max_examples=40, deadline=None)
+@given(half=st.integers(1, 64), m=st.integers(-5000, 5000), n=st.integers(-5000, 5000), seed=st.integers(0, 2**16))
+def test_the_checks_taken_block_by_block_equal_the_full_matrix_products(half, m, n, seed) -> None:
+    r"""The library multiplies the 2×2 blocks; here the (d, d) matrices are multiplied whole. The off-diagonal blocks
+    of each product are exact zeros, so the two differ only in how the two products inside a block round: a few ulp
+    of the entries, which are at most 2 in size (cos·cos + sin·sin and the like)."""
+    inv_freq = pc.rope_inv_freq(2 * half)
+    x = np.random.default_rng(seed).standard_normal(2 * half)
+    r_m, r_n = pc.rope_rotation_matrix(m, inv_freq), pc.rope_rotation_matrix(n, inv_freq)
+    checks = pc.rotation_checks(x, m, n, inv_freq)
+    whole_orthogonality = np.max(np.abs(r_m.T @ r_m - np.eye(2 * half)))
+    whole_composition = np.max(np.abs(r_m.T @ r_n - pc.rope_rotation_matrix(n - m, inv_freq)))
+    assert abs(checks.orthogonality - whole_orthogonality) <= 4 * EPS
+    assert abs(checks.composition - whole_composition) <= 4 * EPS
+    assert checks.norm_change == abs(np.linalg.norm(r_m @ x) - np.linalg.norm(x))
+    right, wrong = pc.row_vector_gaps(m, n, inv_freq)
+    product = r_m @ r_n.T
+    assert abs(right - np.max(np.abs(product - pc.rope_rotation_matrix(m - n, inv_freq)))) <= 4 * EPS
+    assert abs(wrong - np.max(np.abs(product - pc.rope_rotation_matrix(n - m, inv_freq)))) <= 4 * EPS
+
+
+def test_an_entry_outside_the_blocks_counts_in_the_residuals() -> None:
+    r"""The block-by-block products hold only for block-diagonal matrices: an entry outside the 2×2 blocks is reported,
+    not skipped (the library's own matrices have none; this one is made by hand)."""
+    from posenc_core.rope.derivation import _blocks
+
+    inv_freq = pc.rope_inv_freq(6)
+    clean = pc.rope_rotation_matrix(3.0, inv_freq)
+    (blocks,), outside = _blocks(clean.copy())
+    assert outside == 0.0 and blocks.shape == (3, 2, 2)
+    assert np.array_equal(blocks[1], clean[2:4, 2:4])
+    stray = clean.copy()
+    stray[0, 5] = -0.25
+    assert _blocks(stray)[1] == 0.25
+
+
 def test_the_two_dimensional_case_is_a_rotation_by_m_theta() -> None:
     r"""d = 2, θ = 1: q = (1, 0) at m, k = (0, 1) at n score −cos m·sin n + sin m·cos n = sin(m − n)."""
     for m, n in [(0.0, 1.0), (3.0, -2.0), (100.0, 7.5)]:
