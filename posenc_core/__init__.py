@@ -74,6 +74,7 @@ from .relative import (
     toeplitz_deviation,
 )
 from .rope import (
+    RopeDecayTable,
     RotationChecks,
     apply_rope,
     apply_rope_2d,
@@ -88,7 +89,6 @@ from .rope import (
     rope_angles,
     rope_decay_all_ones,
     rope_decay_bound,
-    rope_decay_curves,
     rope_decay_random,
     rope_decay_random_expected,
     rope_decay_random_z,
@@ -167,6 +167,7 @@ __all__ = [
     "ExtrapolationExcess",
     "PosEncError",
     "PositionOutOfRangeError",
+    "RopeDecayTable",
     "RopeFrequencies",
     "RopeType",
     "RotationChecks",
@@ -239,7 +240,6 @@ __all__ = [
     "rope_angles",
     "rope_decay_all_ones",
     "rope_decay_bound",
-    "rope_decay_curves",
     "rope_decay_random",
     "rope_decay_random_expected",
     "rope_decay_random_z",

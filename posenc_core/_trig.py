@@ -125,10 +125,11 @@ def reduce_in_chunks(
     return out
 
 
-def chunks(distances: np.ndarray, freqs: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
-    r"""``(start, stop, table)``: the table :math:`e^{\mathrm{i}\,r\,\omega_i}` of the distances ``start:stop``, in
-    the chunks of :func:`reduce_in_chunks`, for a caller that reduces each chunk in more than one way."""
-    rows = max(1, CHUNK_ELEMENTS // freqs.shape[0])
+def chunks(distances: np.ndarray, freqs: np.ndarray, *, width: int = 0) -> Iterator[tuple[int, int, np.ndarray]]:
+    r"""``(start, stop, table)``: the table :math:`e^{\mathrm{i}\,r\,\omega_i}` of the distances ``start:stop``, for
+    a caller that reduces each chunk its own way; a chunk holds about :data:`CHUNK_ELEMENTS` entries of ``width``
+    columns (default: one per frequency)."""
+    rows = max(1, CHUNK_ELEMENTS // max(width, freqs.shape[0]))
     for start in range(0, distances.shape[0], rows):
         stop = min(start + rows, distances.shape[0])
         yield start, stop, phasors(distances[start:stop], freqs)

@@ -56,6 +56,9 @@ def approx_bytes(obj: Any, _depth: int = 0) -> int:
     sized = getattr(obj, "approx_bytes", None)  # e.g. BuiltFigure: the JSON it keeps
     if callable(sized):
         return sized()
+    nbytes = getattr(obj, "nbytes", None)  # e.g. posenc_core.RopeDecayTable: the arrays it holds
+    if isinstance(nbytes, int):
+        return nbytes + 112
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return 64 + sum(approx_bytes(getattr(obj, f.name), _depth + 1) for f in dataclasses.fields(obj))
     return sys.getsizeof(obj)

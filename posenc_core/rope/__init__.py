@@ -39,7 +39,7 @@ from .checks import (
     rope_period_gaps,
     rope_relative_gaps,
 )
-from .curves import rope_decay_all_ones, rope_decay_bound, rope_decay_curves, rope_decay_random, rope_near_repeats
+from .curves import RopeDecayTable, rope_decay_all_ones, rope_decay_bound, rope_decay_random, rope_near_repeats
 from .derivation import RotationChecks, complex_form_residual, rotation_checks, row_vector_gaps
 from .linear import LINEAR_METHODS, elu_feature_map, rope_linear_attention, rope_linear_attention_residual
 from .rotation import (
@@ -60,6 +60,7 @@ __all__ = [
     "LINEAR_METHODS",
     "MAX_ROTARY_DIM",
     "PAIRINGS",
+    "RopeDecayTable",
     "RotationChecks",
     "apply_rope",
     "apply_rope_2d",
@@ -74,7 +75,6 @@ __all__ = [
     "rope_angles",
     "rope_decay_all_ones",
     "rope_decay_bound",
-    "rope_decay_curves",
     "rope_decay_random",
     "rope_decay_random_expected",
     "rope_decay_random_z",

@@ -15,10 +15,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from posenc_core import (
+    RopeDecayTable,
     rope_angles,
     rope_decay_bound,
-    rope_decay_curves,
-    rope_decay_random,
     rope_decay_random_expected,
     rope_decay_random_z,
     rope_near_repeats,
@@ -59,17 +58,22 @@ def _distances() -> np.ndarray:
     return np.unique(np.round(np.logspace(0, math.log10(DECAY_REACH), DECAY_POINTS)))  # (~1.1k,) 1 … 10⁶
 
 
+@memo
+def _table(dim: int, base: float) -> RopeDecayTable:
+    r"""The phasors of every decay curve of (d, base), made once: for the bound, the all-ones curve and each seed."""
+    return RopeDecayTable(_distances(), inv_freq_for(dim, base))
+
+
 @uses("dim", "base")
 def decay_figure(v: Values, lang: str) -> go.Figure:
-    inv_freq, r = inv_freq_for(v["dim"], v["base"]), _distances()
+    table, inv_freq = _table(v["dim"], v["base"]), inv_freq_for(v["dim"], v["base"])
     marks = dict(zip(PUBLISHED_DECAY, rope_decay_bound(list(PUBLISHED_DECAY), inv_freq), strict=True))
-    return figs.decay(r, *rope_decay_curves(r, inv_freq), marks, lang=lang)
+    return figs.decay(table.distances, table.bound(), table.all_ones(), marks, lang=lang)
 
 
 @memo
 def _random(dim: int, base: float, seed: int, same_vector: bool) -> tuple[np.ndarray, np.ndarray]:
-    inv_freq = inv_freq_for(dim, base)
-    return rope_decay_random(_distances(), inv_freq, n_samples=RANDOM_SAMPLES, seed=seed, same_vector=same_vector)
+    return _table(dim, base).random(n_samples=RANDOM_SAMPLES, seed=seed, same_vector=same_vector)
 
 
 @uses("dim", "base", "seed", "same_vector")

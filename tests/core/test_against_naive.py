@@ -759,15 +759,35 @@ def test_rope_decay_curves_are_right_across_chunk_boundaries():
 
 @pytest.mark.parametrize("which", list(DECAY_INV))
 @pytest.mark.parametrize("distances", [np.arange(0, 9000), np.array([0.0, 0.5, 2.25, 1000.0, 4096.0, -17.0])])
-def test_rope_decay_curves_gives_both_curves_from_one_table(which, distances):
-    """Both curves at once: right against the loops (across a chunk boundary at 9000 distances), and the very numbers
-    the two functions give alone, since only the shared table changes."""
-    inv = DECAY_INV[which]
-    bound, all_ones = pc.rope_decay_curves(distances, np.array(inv))
-    close(bound, naive.rope_decay_bound(list(distances), inv), atol=1e-9)
-    close(all_ones, naive.rope_decay_all_ones(list(distances), inv), atol=1e-9)
-    assert np.array_equal(bound, pc.rope_decay_bound(distances, np.array(inv)))
-    assert np.array_equal(all_ones, pc.rope_decay_all_ones(distances, np.array(inv)))
+def test_a_decay_table_gives_the_curves_of_the_functions(which, distances):
+    """One table for every curve: right against the loops, and the numbers the chunked functions give (9000
+    distances span several of their chunks). Each row is reduced the same way; only the sines of evenly spaced
+    distances are split differently over a chunk than over the whole table, each within ~1e-13 of the exact value,
+    so the curves, sums of at most d/2 = 64 of them, agree to ~1e-11."""
+    inv = np.array(DECAY_INV[which])
+    table = pc.RopeDecayTable(distances, inv)
+    close(table.bound(), naive.rope_decay_bound(list(distances), list(inv)), atol=1e-9)
+    close(table.all_ones(), naive.rope_decay_all_ones(list(distances), list(inv)), atol=1e-9)
+    close(table.bound(), pc.rope_decay_bound(distances, inv), atol=1e-11)
+    close(table.all_ones(), pc.rope_decay_all_ones(distances, inv), atol=1e-11)
+    for same_vector in (False, True):
+        mean, std = table.random(n_samples=64, seed=7, same_vector=same_vector)
+        want_mean, want_std = pc.rope_decay_random(distances, inv, n_samples=64, seed=7, same_vector=same_vector)
+        close(mean, want_mean, atol=1e-10)  # scores of size ~√d·|q||k| ≈ 100, each pair's term within ~1e-11
+        close(std, want_std, atol=1e-10)
+    assert not table.phasors.flags.writeable and table.nbytes == table.phasors.nbytes + inv.nbytes + 8 * len(distances)
+
+
+def test_a_decay_table_refuses_what_the_functions_refuse_and_a_table_too_large_to_hold():
+    with pytest.raises(pc.PosEncError):
+        pc.RopeDecayTable([0.0, math.nan], [1.0])
+    with pytest.raises(pc.PosEncError):
+        pc.RopeDecayTable([1.0, 2.0], [-1.0])
+    with pytest.raises(pc.PosEncError):
+        pc.RopeDecayTable([1.0], [1.0]).random(n_samples=1)
+    rows = pc.RopeDecayTable.MAX_TABLE // 64 + 1
+    with pytest.raises(pc.PosEncError, match="chunks"):
+        pc.RopeDecayTable(np.arange(rows, dtype=np.float64), np.ones(64))  # refused before anything is allocated
 
 
 @pytest.mark.parametrize("context_length", [1.0, 4096.0, 131072.0])
