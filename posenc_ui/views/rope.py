@@ -30,6 +30,7 @@ from posenc_core import (
     rope_decay_random,
     rope_linear_attention,
     rope_near_repeats,
+    rope_offset_scores,
     rope_relative_gaps,
     rope_scores,
     rope_scores_mixed_pairing,
@@ -176,9 +177,7 @@ def _relative(dim: int, base: float, m: int, n: int, seed: int) -> dict[str, Any
     inv_freq, (q, k) = inv_freq_for(dim, base), query_key(dim, seed)
     reach = max(CURVE_REACH, abs(n - m) + 8)
     offsets = np.arange(-reach, reach + 1, dtype=np.float64)
-    curve = rope_scores(
-        q[None], _rows(k, offsets.shape[0]), inv_freq, query_positions=[0.0], key_positions=offsets, scale=1.0
-    )[0]
+    curve = rope_offset_scores(q, k, inv_freq, offsets)  # q_0 · k_r
     rng = np.random.default_rng([seed, dim, 1])
     sample_offsets = rng.integers(-reach, reach + 1, SAMPLES)
     sample_m = rng.integers(reach, reach + MAX_POSITION, SAMPLES)  # keys n′ = m′ + r′ stay ≥ 0
@@ -248,11 +247,7 @@ def _mismatch(dim: int, base: float, seed: int, trained: str, lookback: int) -> 
     other = _other(trained)
     k = apply_rope(q[None], [float(lookback)], inv_freq, pairing=trained)[0]
     offsets = np.arange(-MISMATCH_REACH, MISMATCH_REACH + 1, dtype=np.float64)
-    keys = _rows(k, offsets.shape[0])
-    right, wrong = (
-        rope_scores(q[None], keys, inv_freq, query_positions=[0.0], key_positions=offsets, pairing=p, scale=1.0)[0]
-        for p in (trained, other)
-    )
+    right, wrong = (rope_offset_scores(q, k, inv_freq, offsets, pairing=p) for p in (trained, other))
     q_rows, k_rows = _rows(q, MIXED_LENGTH), _rows(k, MIXED_LENGTH)
     both_wrong = rope_scores(q_rows, k_rows, inv_freq, pairing=other, scale=1.0)
     mixed = rope_scores_mixed_pairing(q_rows, k_rows, inv_freq, query_pairing=other, key_pairing=trained, scale=1.0)

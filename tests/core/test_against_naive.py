@@ -316,6 +316,19 @@ def test_rope_scores_equal_dot_products_of_rotated_vectors(rng, query_length, ke
     close(got, want)
 
 
+@pytest.mark.parametrize("pairing", ["half", "interleaved"])
+@pytest.mark.parametrize(("d", "pairs"), [(8, 4), (10, 3), (2, 1)])  # (10, 3): partial rotary, 4 dims do not turn
+def test_rope_offset_scores_are_the_scores_of_q_at_zero_and_k_at_each_offset(rng, pairing, d, pairs):
+    """The loop rotates q at position 0 and k at every offset r, scalar by scalar, and sums with fsum. The offsets
+    run up to 5000 and hold a gap, so they are not one arithmetic progression: the table is made both ways."""
+    q, k = rng.normal(size=(1, d)), rng.normal(size=(1, d))
+    inv = naive.rope_inv_freq(2 * pairs, 500.0)
+    for offsets in (np.arange(-40.0, 41.0), np.array([-5000.0, -3.0, 0.0, 0.5, 7.0, 4999.0])):
+        got = pc.rope_offset_scores(q[0], k[0], np.array(inv), offsets, pairing=pairing)
+        want = naive.rope_scores(q, np.repeat(k, len(offsets), axis=0), inv, [0.0], list(offsets), pairing, 1.0, 1.0)[0]
+        close(got, want, atol=1e-11)  # angles up to 5000 rad, each cos/sin within ~5000·2⁻⁵³ of the loop's
+
+
 @pytest.mark.parametrize(("query_length", "key_length"), [(5, 5), (2, 6)])
 def test_rope_scores_default_positions_put_queries_on_the_last_keys(rng, query_length, key_length):
     d = 6
