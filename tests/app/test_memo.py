@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from posenc_core import RopeDecayTable, rope_inv_freq
 from posenc_ui.figures import style
 from posenc_ui.memo import RESULTS, SCRATCH, approx_bytes, memo, pool
 
@@ -31,6 +32,12 @@ def test_dataclasses_and_figures_are_measured_through_their_fields() -> None:
     fig = style.figure([{"type": "heatmap", "z": np.zeros((100, 100), np.float32)}], title="t")
     assert approx_bytes(fig) >= 40_000 * 4 // 3  # the base64 string that travels
     assert fig.__dict__["_built"] is False  # measuring does not build the plotly tree
+
+
+def test_an_object_that_states_its_nbytes_weighs_that() -> None:
+    r"""RoPE's decay table (1.1k distances × 256 pairs, complex128: 4.5 MB) counts what it holds, not a bare object."""
+    table = RopeDecayTable(np.arange(1, 1100, dtype=np.float64), rope_inv_freq(512))
+    assert table.phasors.nbytes == 1099 * 256 * 16 <= approx_bytes(table) < table.phasors.nbytes + 20_000
 
 
 def test_a_figure_weighs_about_what_it_keeps() -> None:
