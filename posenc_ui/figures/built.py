@@ -62,12 +62,13 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 def wire(node: Any, key: str = "") -> Any:
     r"""A copy of a figure dict ready for plotly.js: arrays encoded, plotly objects (the template) as dicts."""
+    # Scalars, most of a figure's leaves, are taken as they are without a call: a figure has hundreds of them.
     if isinstance(node, dict):  # None means "not set", as plotly.py drops it
-        return {k: wire(v, k) for k, v in node.items() if v is not None}
+        return {k: v if type(v) in _SCALARS else wire(v, k) for k, v in node.items() if v is not None}
     if isinstance(node, list | tuple):
         if _SCALARS.issuperset(map(type, node)):  # labels, colours, hover texts: nothing inside to convert
             return list(node)
-        return [wire(v) for v in node]
+        return [v if type(v) in _SCALARS else wire(v) for v in node]
     if isinstance(node, np.ndarray):
         return node.tolist() if key in PLAIN_KEYS else typed_array(node)
     if isinstance(node, np.generic):
