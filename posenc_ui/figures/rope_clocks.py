@@ -14,7 +14,19 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .built import BuiltFigure
-from .style import BLUE, FAINT_RING, GREY, GUIDE, HIDDEN_AXIS, ORANGE, TEMPLATE, figure, legend_below, wrap_title
+from .style import (
+    BLUE,
+    FAINT_RING,
+    GREY,
+    GUIDE,
+    HIDDEN_AXIS,
+    ORANGE,
+    TEMPLATE,
+    figure,
+    fit_height,
+    legend_below,
+    wrap_title,
+)
 
 Q_COLOUR, K_COLOUR = BLUE, ORANGE
 #: The outer and inner ring of the toy clock.
@@ -166,18 +178,21 @@ def clocks(
     buttons, slider = _player(len(frames), lang=lang)
     rows = -(-count // columns)
     width = CLOCK_SPACING * (min(count, columns) - 1)
+    x_range, y_range = [-1.35, width + 1.35], [-ROW_SPACING * (rows - 1) - 1.3, 2.1]
+    # t: a phone wraps the legend into two rows under the title; a canvas wide enough for more clocks a row does not
+    margin = {"l": 8, "r": 8, "t": 116 if columns <= CLOCK_COLUMNS else 84, "b": 104}
     layout = {
         "template": TEMPLATE,
         "title": {"text": wrap_title(t("rope.fig_clocks", lang, m=m, n=n))},
-        "height": 190 + ROW_HEIGHT * rows,
-        "xaxis": {**HIDDEN_AXIS, "range": [-1.35, width + 1.35]},
-        "yaxis": {**HIDDEN_AXIS, "scaleanchor": "x", "range": [-ROW_SPACING * (rows - 1) - 1.3, 2.1]},
+        "height": 190 + ROW_HEIGHT * rows,  # a phone draws it shorter: meta.fit
+        "meta": fit_height(x_range[1] - x_range[0], y_range[1] - y_range[0], margin),
+        "xaxis": {**HIDDEN_AXIS, "range": x_range},
+        "yaxis": {**HIDDEN_AXIS, "scaleanchor": "x", "range": y_range},
         "annotations": _clock_labels(centres, pairs, inv_freq, lang=lang),
         "updatemenus": [buttons],
         "sliders": [slider],
         "legend": CLOCK_LEGEND,
-        # t: a phone wraps the legend into two rows under the title; a canvas wide enough for more clocks a row does not
-        "margin": {"l": 8, "r": 8, "t": 116 if columns <= CLOCK_COLUMNS else 84, "b": 104},
+        "margin": margin,
     }
     data = [_faces(centres), _start_hands(centres, q_start / radius, k_start / radius, lang=lang), *hands]
     return BuiltFigure({"data": data, "layout": layout, "frames": frames})

@@ -116,6 +116,17 @@ TEMPLATE = go.layout.Template(
 HIDDEN_AXIS = {"visible": False, "showgrid": False, "zeroline": False}
 
 
+def fit_height(x_span: float, y_span: float, margin: dict) -> dict:
+    r"""``layout.meta`` of a figure drawn to scale (``scaleanchor``) over axis ranges of ``x_span`` × ``y_span``:
+    the chart component (:mod:`posenc_ui.frame.chart`) draws it no taller than its content needs at the column's
+    width, (width − l − r) · y_span / x_span + t + b px, and never taller than ``layout.height``.
+
+    A figure of fixed height drawn to scale in a column narrower than the height allows (a phone) shrinks to fit the
+    width, and plotly centres it: the rest of the height is blank, above and below it.
+    """
+    return {"fit": {"aspect": y_span / x_span, "frame": [margin["l"] + margin["r"], margin["t"] + margin["b"]]}}
+
+
 def legend_below() -> dict:
     r"""A horizontal legend at the foot of the figure, under the axis title (the template's default too).
 

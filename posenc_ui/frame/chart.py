@@ -22,7 +22,10 @@ figure 0.7–1.3 s sooner (README, "What a student feels").
 Each is loaded once per tab.
 
 What ``st.plotly_chart`` gave that this keeps: the figure's own height, the full width of its column, plotly's
-toolbar and config, and ``theme=None`` (the figure's own template). What it gave that this drops: Streamlit's
+toolbar and config, and ``theme=None`` (the figure's own template). What it did not give: a figure drawn to scale
+(equal units on both axes) may carry ``layout.meta.fit`` (:func:`~posenc_ui.figures.style.fit_height`), and is then
+drawn no taller than its scaled content needs at the column's width, so that a phone shows no band of blank space
+above and below it. What it gave that this drops: Streamlit's
 full-screen button above the chart (plotly's own toolbar stays).
 """
 
@@ -107,8 +110,10 @@ export default function ({ parentElement, data }) {
     parentElement.append(div);
     charts.seen.observe(div);
   }
-  const next = JSON.parse(new TextDecoder().decode(data));
-  div.style.minHeight = `${next.figure.layout.height ?? 450}px`;
+  const next = JSON.parse(new TextDecoder().decode(data)), layout = next.figure.layout, fit = layout.meta?.fit;
+  const [across, down] = fit?.frame ?? [], width = div.clientWidth;  // drawn to scale: no taller than it needs
+  if (fit && width) layout.height = Math.min(layout.height, Math.ceil((width - across) * fit.aspect + down));
+  div.style.minHeight = `${layout.height ?? 450}px`;
   charts.show(div, next);
   return () => { div.next = null; charts.seen.unobserve(div); div.plotly?.purge(div); };
 }

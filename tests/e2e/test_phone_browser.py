@@ -80,3 +80,26 @@ def test_a_phone_sees_the_first_figure_in_the_first_screen(phone: Page, app_url:
     # the punctuation after a formula is drawn inside it (posenc_ui.i18n.glue_punctuation): KaTeX must still parse it
     assert phone.evaluate("() => document.querySelectorAll('.katex-error').length") == 0, "a formula failed to render"
     full_screenshot(phone, f"{entry.id}-{lang}-iphone")
+
+
+#: RoPE's clocks: blank px between the legend and the first clock's label, and between the last clock and the buttons.
+CLOCK_GAPS = """() => {
+  const chart = document.querySelector('.posenc-chart'), box = (s) => chart.querySelector(s).getBoundingClientRect();
+  const faces = box('.scatterlayer .trace'), labels = [...chart.querySelectorAll('.infolayer .annotation')];
+  const top = Math.min(...labels.map((a) => a.getBoundingClientRect().top));
+  return {above: top - box('.legend').bottom, below: box('.updatemenu-container').top - faces.bottom,
+          height: chart.getBoundingClientRect().height};
+}"""
+
+
+def test_a_figure_drawn_to_scale_has_no_blank_band_on_a_phone(phone: Page, app_url: str) -> None:
+    r"""RoPE's clocks are drawn to scale, two a row, in a figure 910 px high on a laptop. At 390 px the clocks shrink
+    to the width, and the figure shrinks with them (``layout.meta.fit``): it used to keep its 910 px, and plotly
+    centred the clocks in it: 126 px of blank space between the legend and the clocks, 142 px under them. Now
+    13 and 33 px."""
+    phone.goto(f"{app_url}/RoPE?lang=en")
+    wait_rendered(phone, charts=1)
+    gaps = phone.evaluate(CLOCK_GAPS)
+    # what is left: the room the y range keeps above the labels and below the last clock (~0.3 clock radii each)
+    assert gaps["above"] < 60 and gaps["below"] < 60, gaps
+    assert gaps["height"] < 700, gaps  # 660 px at 390 px: (366 − 16) · 6.8 / 5.4 + 220
