@@ -7,7 +7,20 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import BLUE, DIVERGING, GREY, ORANGE, SEQUENTIAL, VERMILION, WHITE, axis, figure, legend_below, translucent
+from .style import (
+    BLUE,
+    DIVERGING,
+    GREY,
+    ORANGE,
+    SEQUENTIAL,
+    VERMILION,
+    WHITE,
+    axis,
+    figure,
+    fit_height,
+    legend_below,
+    translucent,
+)
 
 #: Cells are labelled with their value up to this many a side.
 MAX_LABELLED = 20
@@ -20,7 +33,8 @@ def _cell_labels(z: np.ndarray, fmt: str) -> dict:
     return {"text": np.char.mod(fmt, z), "texttemplate": "%{text}", "textfont": {"size": 10}}
 
 
-def _matrix_layout(title: str, lang: str, *, height: int = 420) -> dict:
+def _matrix_layout(title: str, lang: str, shape: tuple[int, ...], *, height: int = 420) -> dict:
+    r"""A heatmap of square cells, ``shape`` = (rows, cols): a phone draws it no taller than its cells need."""
     return {
         "title": title,
         "x": axis("key", lang),
@@ -28,6 +42,7 @@ def _matrix_layout(title: str, lang: str, *, height: int = 420) -> dict:
         "height": height,
         "yaxis": {"autorange": "reversed", "scaleanchor": "x", "constrain": "domain"},
         "xaxis": {"constrain": "domain"},
+        "meta": fit_height(shape[1], shape[0]),
     }
 
 
@@ -43,7 +58,7 @@ def shaw_index(index: np.ndarray, rows: np.ndarray, cols: np.ndarray, max_relati
         hover=hover, colorbar_title=t("relative.index_bar", lang), **_cell_labels(index, "%d"),
     )  # fmt: skip
     title = t("relative.fig_shaw", lang, lq=len(rows), lk=len(cols), k=k, size=2 * k + 1)
-    return figure([trace], **_matrix_layout(title, lang))
+    return figure([trace], **_matrix_layout(title, lang, index.shape))
 
 
 def bias_table(weights: np.ndarray, max_relative: int, *, lang: str) -> go.Figure:
@@ -67,7 +82,7 @@ def bias_matrix(bias: np.ndarray, rows: np.ndarray, cols: np.ndarray, *, lang: s
     limit = float(np.max(np.abs(bias))) or 1.0
     hover = f"{axis('query', lang)} %{{y}}<br>{axis('key', lang)} %{{x}}<br>A<sub>rel</sub> = %{{z:.4f}}"
     trace = heatmap_trace(bias, x=cols, y=rows, colorscale=DIVERGING, zmid=0.0, zmin=-limit, zmax=limit, hover=hover)
-    return figure([trace], **_matrix_layout(t("relative.fig_bias", lang), lang))
+    return figure([trace], **_matrix_layout(t("relative.fig_bias", lang), lang, bias.shape))
 
 
 def t5_buckets(
@@ -128,7 +143,7 @@ def bucket_matrix(buckets: np.ndarray, positions: np.ndarray, *, mode: str, lang
     trace = heatmap_trace(buckets, x=positions, y=positions, colorscale=SEQUENTIAL, hover=hover,
                           colorbar_title=bucket)  # fmt: skip
     title = t("relative.fig_t5_matrix", lang, mode=t(f"relative.direction.{mode}", lang), length=len(positions))
-    return figure([trace], **_matrix_layout(title, lang, height=460))
+    return figure([trace], **_matrix_layout(title, lang, buckets.shape, height=460))
 
 
 def cross_scores(scores: np.ndarray, *, projection: str, lang: str) -> go.Figure:
@@ -139,7 +154,7 @@ def cross_scores(scores: np.ndarray, *, projection: str, lang: str) -> go.Figure
     trace = heatmap_trace(scores, x=positions, y=positions, colorscale=DIVERGING, zmid=0.0, zmin=-limit, zmax=limit,
                           hover=hover)  # fmt: skip
     title = t("relative.fig_cross", lang, projection=t(f"relative.projection.{projection}", lang))
-    layout = _matrix_layout(title, lang)
+    layout = _matrix_layout(title, lang, scores.shape)
     return figure([trace], **{**layout, "x": t("relative.axis_n", lang), "y": t("relative.axis_m", lang)})
 
 

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import DIVERGING, SELECTED, figure
+from .style import DIVERGING, SELECTED, figure, fit_height
 
 
 def axial_scores(scores: np.ndarray, query: tuple[int, int], *, lang: str) -> go.Figure:
@@ -33,4 +33,5 @@ def axial_scores(scores: np.ndarray, query: tuple[int, int], *, lang: str) -> go
         shapes=[outline],
         yaxis={"autorange": "reversed", "scaleanchor": "x", "constrain": "domain"},
         xaxis={"constrain": "domain"},
+        meta=fit_height(cols, rows),  # square patches: a phone draws it no taller than they need
     )

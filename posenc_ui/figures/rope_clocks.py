@@ -25,6 +25,7 @@ from .style import (
     figure,
     fit_height,
     legend_below,
+    title_layout,
     wrap_title,
 )
 
@@ -145,6 +146,23 @@ def _player(frames: int, *, lang: str) -> tuple[dict, dict]:
     return buttons, slider
 
 
+def _clock_canvas(count: int, columns: int) -> dict:
+    r"""The layout that places ``count`` clocks, ``columns`` a row, to scale: axes, height, margins, legend."""
+    rows = -(-count // columns)
+    width = CLOCK_SPACING * (min(count, columns) - 1)
+    x_range, y_range = [-1.35, width + 1.35], [-ROW_SPACING * (rows - 1) - 1.3, 2.1]
+    return {
+        "template": TEMPLATE,
+        "height": 190 + ROW_HEIGHT * rows,  # a phone draws it shorter: meta.fit
+        "meta": fit_height(x_range[1] - x_range[0], y_range[1] - y_range[0]),
+        "xaxis": {**HIDDEN_AXIS, "range": x_range},
+        "yaxis": {**HIDDEN_AXIS, "scaleanchor": "x", "range": y_range},
+        "legend": CLOCK_LEGEND,
+        # t: a phone wraps the legend into two rows under the title; a canvas wide enough for more clocks a row does not
+        "margin": {"l": 8, "r": 8, "t": 116 if columns <= CLOCK_COLUMNS else 84, "b": 104},
+    }
+
+
 def clocks(
     q_pairs: np.ndarray,
     k_pairs: np.ndarray,
@@ -176,23 +194,12 @@ def clocks(
     ]
     frames = _frames(centres, q_pairs / radius, k_pairs / radius)
     buttons, slider = _player(len(frames), lang=lang)
-    rows = -(-count // columns)
-    width = CLOCK_SPACING * (min(count, columns) - 1)
-    x_range, y_range = [-1.35, width + 1.35], [-ROW_SPACING * (rows - 1) - 1.3, 2.1]
-    # t: a phone wraps the legend into two rows under the title; a canvas wide enough for more clocks a row does not
-    margin = {"l": 8, "r": 8, "t": 116 if columns <= CLOCK_COLUMNS else 84, "b": 104}
     layout = {
-        "template": TEMPLATE,
-        "title": {"text": wrap_title(t("rope.fig_clocks", lang, m=m, n=n))},
-        "height": 190 + ROW_HEIGHT * rows,  # a phone draws it shorter: meta.fit
-        "meta": fit_height(x_range[1] - x_range[0], y_range[1] - y_range[0], margin),
-        "xaxis": {**HIDDEN_AXIS, "range": x_range},
-        "yaxis": {**HIDDEN_AXIS, "scaleanchor": "x", "range": y_range},
+        **_clock_canvas(count, columns),
+        "title": title_layout(wrap_title(t("rope.fig_clocks", lang, m=m, n=n))),
         "annotations": _clock_labels(centres, pairs, inv_freq, lang=lang),
         "updatemenus": [buttons],
         "sliders": [slider],
-        "legend": CLOCK_LEGEND,
-        "margin": margin,
     }
     data = [_faces(centres), _start_hands(centres, q_start / radius, k_start / radius, lang=lang), *hands]
     return BuiltFigure({"data": data, "layout": layout, "frames": frames})

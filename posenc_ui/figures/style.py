@@ -70,6 +70,8 @@ TITLE_SIZE = 15  # px
 TITLE_UNITS = 42
 TITLE_LINE = 20  # px a wrapped title line adds to the top margin
 TOP_MARGIN = 48  # px, the template's
+TITLE_PAD = 10  # px from the figure's top edge to its title's, whatever the figure's height
+TITLE_LIFT = 11  # px plotly draws a title of several lines higher than one of one line (see title_layout)
 
 _WIDE = "\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"  # CJK, full-width forms and punctuation
 _WORD = rf"[^\s<{_WIDE}]+"
@@ -88,8 +90,8 @@ TEMPLATE = go.layout.Template(
             "x": 0.0,
             "xref": "container",
             "xanchor": "left",
-            "pad": {"l": 4},
-            "y": 0.97,
+            "pad": {"l": 4, "t": TITLE_PAD},
+            "y": 1.0,
             "yanchor": "top",
         },
         "paper_bgcolor": "white",
@@ -116,15 +118,16 @@ TEMPLATE = go.layout.Template(
 HIDDEN_AXIS = {"visible": False, "showgrid": False, "zeroline": False}
 
 
-def fit_height(x_span: float, y_span: float, margin: dict) -> dict:
-    r"""``layout.meta`` of a figure drawn to scale (``scaleanchor``) over axis ranges of ``x_span`` × ``y_span``:
-    the chart component (:mod:`posenc_ui.frame.chart`) draws it no taller than its content needs at the column's
-    width, (width − l − r) · y_span / x_span + t + b px, and never taller than ``layout.height``.
+def fit_height(x_span: float, y_span: float) -> dict:
+    r"""``layout.meta`` of a figure drawn to scale (``scaleanchor``, one subplot) over axis ranges of ``x_span`` ×
+    ``y_span`` data units: the chart component (:mod:`posenc_ui.frame.chart`) draws it no taller than its content
+    needs at the column's width, plot width · y_span / x_span + the top and bottom margins, and never taller than
+    ``layout.height``.
 
     A figure of fixed height drawn to scale in a column narrower than the height allows (a phone) shrinks to fit the
     width, and plotly centres it: the rest of the height is blank, above and below it.
     """
-    return {"fit": {"aspect": y_span / x_span, "frame": [margin["l"] + margin["r"], margin["t"] + margin["b"]]}}
+    return {"fit": {"aspect": y_span / x_span}}
 
 
 def legend_below() -> dict:
@@ -237,6 +240,14 @@ def reference_line(
     }  # fmt: skip
 
 
+def title_layout(title: str) -> dict:
+    r"""``layout.title`` for an already wrapped ``title``, its top about ``TITLE_PAD`` px below the figure's top edge.
+
+    plotly draws a title of two or three lines, anchored by its top, ~11 px higher than a title of one line (measured
+    in Chromium at this size), and the figure's edge cut the first line off. Its anchor moves down by as much."""
+    return {"text": title, "pad": {"l": 4, "t": TITLE_PAD + TITLE_LIFT}} if "<br>" in title else {"text": title}
+
+
 def figure(
     data: list[dict],
     *,
@@ -266,5 +277,5 @@ def figure(
         margin["t"] = margin.get("t", TOP_MARGIN) + extra
         layout["margin"] = margin
         height += extra
-    full = {"template": TEMPLATE, "title": {"text": title}, "height": height, **layout}
+    full = {"template": TEMPLATE, "title": title_layout(title), "height": height, **layout}
     return BuiltFigure({"data": data, "layout": full})

@@ -24,8 +24,12 @@ Each is loaded once per tab.
 What ``st.plotly_chart`` gave that this keeps: the figure's own height, the full width of its column, plotly's
 toolbar and config, and ``theme=None`` (the figure's own template). What it did not give: a figure drawn to scale
 (equal units on both axes) may carry ``layout.meta.fit`` (:func:`~posenc_ui.figures.style.fit_height`), and is then
-drawn no taller than its scaled content needs at the column's width, so that a phone shows no band of blank space
-above and below it. What it gave that this drops: Streamlit's
+drawn no taller than its content needs at the column's width (plot width × aspect + plotly's top and bottom margins),
+so that a phone shows no band of blank space above and below it. The first draw estimates the margins from
+``layout.margin``; when plotly's own differ (a colour bar, a wrapped title), the plot is redrawn once at the exact
+height (``Plotly.react`` again: ``Plotly.relayout`` of the height turns plotly's own resizing to the window's width
+off). The height is fitted when a figure is drawn, not when the window is resized later: a figure drawn on a laptop
+and then narrowed keeps its height, at the new width, until its next redraw. What it gave that this drops: Streamlit's
 full-screen button above the chart (plotly's own toolbar stays).
 """
 
@@ -80,10 +84,15 @@ const charts = (window.__posencCharts ??= (() => {
   const draw = (div) => {
     const next = div.next;
     div.next = null;
-    if (next) div.drawn = Promise.all([load(next.figure), div.drawn]).then(([plotly]) => {
+    if (next) div.drawn = Promise.all([load(next.figure), div.drawn]).then(async ([plotly]) => {
       if (div.plotly !== plotly) div.plotly?.purge(div);
       div.plotly = plotly;
-      return plotly.react(div, { ...next.figure, config: next.config });  // frames too
+      const layout = next.figure.layout, guess = fit(div, layout);
+      const react = (height) =>
+        plotly.react(div, { ...next.figure, layout: { ...layout, height }, config: next.config });  // frames too
+      await react(guess);
+      const height = fit(div, layout);  // with plotly's own margins
+      if (height !== guess) await react((div.style.minHeight = `${height}px`, height));
     }).catch((error) => { div.textContent = `plotly.js: ${error}`; });
     return Promise.resolve(div.drawn);
   };
@@ -91,6 +100,11 @@ const charts = (window.__posencCharts ??= (() => {
     const div = queue.shift();
     draining = Boolean(div);
     if (div) wait(() => draw(div).then(drain));
+  };
+  const fit = (div, layout) => {  // layout.meta.fit: drawn to scale, no taller than its content at this width
+    const aspect = layout.meta?.fit?.aspect, m = div._fullLayout?._size ?? { ...layout.template?.layout?.margin,
+      ...layout.margin }, w = div.clientWidth - m.l - m.r;
+    return aspect && w > 0 ? Math.min(layout.height, Math.ceil(w * aspect + m.t + m.b)) : layout.height ?? 450;
   };
   const seen = new IntersectionObserver((entries) => entries.forEach((e) => e.isIntersecting && draw(e.target)));
   const show = (div, next) => {
@@ -100,7 +114,7 @@ const charts = (window.__posencCharts ??= (() => {
     if (!queue.includes(div)) queue.push(div);
     if (!draining) drain();
   };
-  return { load, show, seen };
+  return { load, show, seen, fit };
 })());
 export default function ({ parentElement, data }) {
   if (!data.length) return void setTimeout(charts.load, 0);  // preload_plotly(): nothing to draw yet
@@ -110,10 +124,8 @@ export default function ({ parentElement, data }) {
     parentElement.append(div);
     charts.seen.observe(div);
   }
-  const next = JSON.parse(new TextDecoder().decode(data)), layout = next.figure.layout, fit = layout.meta?.fit;
-  const [across, down] = fit?.frame ?? [], width = div.clientWidth;  // drawn to scale: no taller than it needs
-  if (fit && width) layout.height = Math.min(layout.height, Math.ceil((width - across) * fit.aspect + down));
-  div.style.minHeight = `${layout.height ?? 450}px`;
+  const next = JSON.parse(new TextDecoder().decode(data));
+  div.style.minHeight = `${charts.fit(div, next.figure.layout)}px`;
   charts.show(div, next);
   return () => { div.next = null; charts.seen.unobserve(div); div.plotly?.purge(div); };
 }

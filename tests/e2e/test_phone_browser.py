@@ -51,6 +51,13 @@ LINE_STARTS = f"""() => {{
   return found;
 }}"""
 
+#: Figure titles drawn so far whose top lies above their figure's top edge (cut off), with how far, in px.
+TITLES_CUT = """() => [...document.querySelectorAll('.posenc-chart')].flatMap((chart) => {
+  const title = chart.querySelector('.g-gtitle');
+  const over = title ? chart.getBoundingClientRect().top - title.getBoundingClientRect().top : 0;
+  return over > 0.5 ? [`${title.textContent.slice(0, 40)}: ${over.toFixed(1)} px`] : [];
+})"""
+
 
 @pytest.fixture
 def phone(browser: Browser) -> Iterator[Page]:
@@ -77,6 +84,7 @@ def test_a_phone_sees_the_first_figure_in_the_first_screen(phone: Page, app_url:
     assert top is not None and top < limit, f"the first figure starts at {top} px"
     assert phone.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], "wider than the screen"
     assert not phone.evaluate(LINE_STARTS), "a line starts with closing punctuation"
+    assert not phone.evaluate(TITLES_CUT), "a figure's title is cut off at its top"  # wrapped titles were, by 3–7 px
     # the punctuation after a formula is drawn inside it (posenc_ui.i18n.glue_punctuation): KaTeX must still parse it
     assert phone.evaluate("() => document.querySelectorAll('.katex-error').length") == 0, "a formula failed to render"
     full_screenshot(phone, f"{entry.id}-{lang}-iphone")
@@ -95,11 +103,13 @@ CLOCK_GAPS = """() => {
 def test_a_figure_drawn_to_scale_has_no_blank_band_on_a_phone(phone: Page, app_url: str) -> None:
     r"""RoPE's clocks are drawn to scale, two a row, in a figure 910 px high on a laptop. At 390 px the clocks shrink
     to the width, and the figure shrinks with them (``layout.meta.fit``): it used to keep its 910 px, and plotly
-    centred the clocks in it: 126 px of blank space between the legend and the clocks, 142 px under them. Now
-    13 and 33 px."""
+    centred the clocks in it: 126 px of blank space between the legend and the clocks, 142 px under them. Now 695 px
+    high, 30 and 50 px."""
     phone.goto(f"{app_url}/RoPE?lang=en")
     wait_rendered(phone, charts=1)
     gaps = phone.evaluate(CLOCK_GAPS)
-    # what is left: the room the y range keeps above the labels and below the last clock (~0.3 clock radii each)
-    assert gaps["above"] < 60 and gaps["below"] < 60, gaps
-    assert gaps["height"] < 700, gaps  # 660 px at 390 px: (366 − 16) · 6.8 / 5.4 + 220
+    # what is left: the room the y range keeps above the labels and below the last clock (0.3 radii, ~20 px each),
+    # the legend's row and the buttons' padding; the old bands were 126 and 142 px
+    assert gaps["above"] < 80 and gaps["below"] < 80, gaps
+    # 350 px of plot width × 6.8 / 5.4 for the clocks, plus plotly's margins (~255 px with the slider): ~695 px
+    assert gaps["height"] < 760, gaps
