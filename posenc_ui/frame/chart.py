@@ -22,15 +22,17 @@ figure 0.7–1.3 s sooner (README, "What a student feels").
 Each is loaded once per tab.
 
 What ``st.plotly_chart`` gave that this keeps: the figure's own height, the full width of its column, plotly's
-toolbar and config, and ``theme=None`` (the figure's own template). What it did not give: a figure drawn to scale
-(equal units on both axes) may carry ``layout.meta.fit`` (:func:`~posenc_ui.figures.style.fit_height`), and is then
-drawn no taller than its content needs at the column's width (plot width × aspect + plotly's top and bottom margins),
-so that a phone shows no band of blank space above and below it. The first draw estimates the margins from
-``layout.margin``; when plotly's own differ (a colour bar, a wrapped title), the plot is redrawn once at the exact
-height (``Plotly.react`` again: ``Plotly.relayout`` of the height turns plotly's own resizing to the window's width
-off). The height is fitted when a figure is drawn, not when the window is resized later: a figure drawn on a laptop
-and then narrowed keeps its height, at the new width, until its next redraw. What it gave that this drops: Streamlit's
+toolbar and config, and ``theme=None`` (the figure's own template). What it gave that this drops: Streamlit's
 full-screen button above the chart (plotly's own toolbar stays).
+
+What it did not give: a figure drawn to scale (equal units on both axes) may carry ``layout.meta.fit``
+(:func:`~posenc_ui.figures.style.fit_height`), and is then drawn no taller than its content needs at the column's
+width (plot width × aspect + plotly's top and bottom margins), so that a phone shows no band of blank space above and
+below it. The first draw estimates the margins from ``layout.margin``; when plotly's own differ (a colour bar, a
+wrapped title), the plot is redrawn once at the exact height (``Plotly.react`` again; a ``Plotly.relayout`` of the
+height, tried first, left a plot at its old width when the window had just narrowed). The height is fitted when a
+figure is drawn, not when the window is resized later: a figure drawn on a laptop and then narrowed keeps its height,
+at the new width, until its next redraw.
 """
 
 from __future__ import annotations
