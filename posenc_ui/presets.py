@@ -25,7 +25,7 @@ from typing import Any
 from posenc_core import PosEncError, config_scaling, config_training_length
 from posenc_core.rope_scaling import parse_config_text
 
-from .catalog import ROOT
+from .paths import ROOT
 from .state import Param
 
 PRESET_DIR = ROOT / "assets" / "presets"

@@ -127,3 +127,17 @@ class BuiltFigure(go.Figure):
         object.__setattr__(self, "_built", True)
         go.Figure.__init__(self, unwire(orjson.loads(self._json)))  # validated: a bad property raises here, in tests
         return getattr(self, name)
+
+
+def resized(fig: go.Figure, height: int, font: int | None = None) -> go.Figure:
+    r"""A copy of ``fig`` drawn ``height`` px tall, its default font ``font`` px (figures are shared between sessions:
+    never changed in place)."""
+    if isinstance(fig, BuiltFigure):
+        spec = fig.to_dict()  # fresh containers: changing the layout's height leaves the cached figure alone
+        layout = spec.setdefault("layout", {})
+        layout["height"] = height
+        if font is not None:
+            layout["font"] = {**layout.get("font", {}), "size": font}
+        return BuiltFigure(spec)
+    copy = go.Figure(fig).update_layout(height=height)
+    return copy if font is None else copy.update_layout(font_size=font)

@@ -14,6 +14,7 @@ from posenc_core import PosEncError
 
 from .. import catalog
 from ..catalog import PageEntry
+from ..figures.built import resized
 from ..i18n import t
 from ..state import ChoiceParam, Param, encode_all
 from ..turns import TURNS
@@ -21,7 +22,6 @@ from ..views.base import Check, View
 from .chart import plotly_chart
 from .navigation import next_link, share_box
 from .panels import explain_panel, export_panel, plain_title, render_checks
-from .present import resized
 from .refusals import refusal_text
 from .widgets import draw_text_box, draw_widget, option_label, remember, widget_key, write_url
 

@@ -23,10 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import plotly.graph_objects as go
 import streamlit as st
 
-from ..figures.built import BuiltFigure
 from ..i18n import t
 from ..views.base import View
 from .widgets import code_span
@@ -86,20 +84,6 @@ def figure_controls(view: View, name: str) -> list[str]:
     order of the view's parameters."""
     uses = getattr(view.figures[name], "uses", None)
     return [p.name for p in view.params if uses is None or p.name in uses]
-
-
-def resized(fig: go.Figure, height: int, font: int | None = None) -> go.Figure:
-    r"""A copy of ``fig`` drawn ``height`` px tall, its default font ``font`` px (figures are shared between sessions:
-    never changed in place)."""
-    if isinstance(fig, BuiltFigure):
-        spec = fig.to_dict()  # fresh containers: changing the layout's height leaves the cached figure alone
-        layout = spec.setdefault("layout", {})
-        layout["height"] = height
-        if font is not None:
-            layout["font"] = {**layout.get("font", {}), "size": font}
-        return BuiltFigure(spec)
-    copy = go.Figure(fig).update_layout(height=height)
-    return copy if font is None else copy.update_layout(font_size=font)
 
 
 def current_step(page: Page) -> str:

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 import streamlit as st
 
 from .. import catalog
-from ..catalog import ROOT
 from ..i18n import LANGS, t
+from ..paths import ROOT
 from ..state import Problem
 from ..turns import TURNS
 from ..views.base import View

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..catalog import ROOT
+from ..paths import ROOT
 
 TEMPLATE = Path(__file__).with_name("nginx.conf.template")
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..catalog import PageEntry
-from .base import Check, Explain, View
+from .base import Check, Explain, PageEntry, View
 
 
 def _declared() -> tuple[PageEntry, ...]:

@@ -22,13 +22,12 @@ from posenc_core import (
     random_logits,
 )
 
-from ..catalog import PageEntry
 from ..figures import alibi as figs
 from ..figures import heatmap
 from ..i18n import t
 from ..memo import memo
 from ..state import BoolParam, IntListParam, IntParam
-from .base import Check, Explain, Values, View, uses
+from .base import Check, Explain, PageEntry, Values, View, uses
 
 MAX_SHOWN_HEADS = 4
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import plotly.graph_objects as go
 
 from posenc_core import PosEncError
 
-from ..i18n import t
+from ..i18n import PAGE_WORDS, t
 from ..memo import RESULTS, memo
+from ..paths import PREVIEWS
 from ..state import Param
 
 Values = Mapping[str, Any]
@@ -134,3 +136,45 @@ class View:
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
+
+
+@dataclass(frozen=True)
+class PageEntry:
+    r"""One page of the reading path: its script (relative to the repo root), its view and its home-card figure."""
+
+    script: str
+    view: View
+    preview: str
+
+    @property
+    def id(self) -> str:
+        r"""The view's ``page_id``: i18n prefix, widget-key prefix, words and preview file names."""
+        return self.view.page_id
+
+    @functools.cached_property  # asked a dozen times a rerun
+    def number(self) -> int:
+        r"""The place in the reading path: the script name's prefix (``pages/3_Sinusoidal.py`` → 3)."""
+        return int(Path(self.script).stem.split("_", 1)[0])
+
+    @functools.cached_property
+    def url_path(self) -> str:
+        r"""The path Streamlit serves the page under: the file name without its number (``/Sinusoidal``)."""
+        return Path(self.script).stem.split("_", 1)[1]
+
+    @property
+    def title_key(self) -> str:
+        return f"page.{self.id}.title"
+
+    @property
+    def promise_key(self) -> str:
+        r"""The one-line promise on the page's home card."""
+        return f"page.{self.id}.promise"
+
+    def words(self, lang: str) -> Path:
+        r"""The file holding this page's strings in ``lang`` (its title and promise included)."""
+        return PAGE_WORDS / f"{self.id}.{lang}.json"
+
+    @property
+    def preview_file(self) -> Path:
+        r"""The home card's small, language-neutral image (``python -m posenc_ui.export --previews`` writes it)."""
+        return PREVIEWS / f"{self.id}.png"

@@ -29,16 +29,16 @@ from posenc_core.lab_task import (
     verdict_tolerance,
 )
 
-from .. import catalog
-from ..catalog import ROOT, PageEntry
 from ..figures import compare as figs
 from ..figures import heatmap
 from ..figures.style import ENCODING_COLOURS, GREY
 from ..i18n import t
 from ..memo import RESULTS, memo
+from ..paths import ROOT
 from ..state import IntParam
-from .base import Check, Explain, Values, View, reads, uses
+from .base import Check, Explain, PageEntry, Values, View, reads, uses
 from .compare_linear import check_linear, linear_cell
+from .lab import PAGE as LAB_PAGE
 
 LAB_DIR = ROOT / "assets" / "lab"
 Runs = tuple[tuple[str, Path], ...]
@@ -179,7 +179,7 @@ def _mark(holds: bool) -> str:
 
 
 def _lab_link(lang: str, query: str = "") -> str:
-    return f"{catalog.BY_ID['lab'].url_path}?lang={lang}" + (f"&{query}" if query else "")
+    return f"{LAB_PAGE.url_path}?lang={lang}" + (f"&{query}" if query else "")
 
 
 def extrapolation_cell(encoding: str, lang: str) -> str:

@@ -37,7 +37,6 @@ from posenc_core import (
     yarn_regimes,
 )
 
-from ..catalog import PageEntry
 from ..figures import extension as figs
 from ..i18n import t
 from ..memo import memo
@@ -51,7 +50,7 @@ from ..presets import (
 )
 from ..state import ChoiceParam, IntParam
 from . import extension_reasons as reasons
-from .base import Check, Explain, PageRefusal, Values, View, reads, uses
+from .base import Check, Explain, PageEntry, PageRefusal, Values, View, reads, uses
 from .extension_models import models_figure, pasted_figure
 
 #: The model's own scaling, then every rope_type of the core's registry but plain RoPE.

@@ -19,11 +19,10 @@ from posenc_core import (
     sinusoidal,
 )
 
-from ..catalog import PageEntry
 from ..figures import positions as figs
 from ..memo import memo
 from ..state import BoolParam, IntParam
-from .base import Check, Explain, Values, View, uses
+from .base import Check, Explain, PageEntry, Values, View, uses
 
 #: The comparison in mmmwhy's 「Transformer 中的 position embedding 的设计」: three tokens against four.
 SHORT, LONG = 3, 4

@@ -37,12 +37,12 @@ from posenc_core.lab_task import (
     verdict_tolerance,
 )
 
-from ..catalog import ROOT, PageEntry
 from ..figures import lab as figs
 from ..lab_queue import LabQueue, cache_dir, config_key
 from ..memo import RESULTS, memo
+from ..paths import ROOT
 from ..state import ChoiceParam, IntParam
-from .base import Check, Explain, Values, View, reads
+from .base import Check, Explain, PageEntry, Values, View, reads
 
 LAB_DIR = ROOT / "assets" / "lab"
 #: The committed runs: (task, lag) → file. Each is ``--preset cpu --seeds 3``; its command is stored inside.

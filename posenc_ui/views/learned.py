@@ -31,14 +31,14 @@ from posenc_core import (
     trained_row_change,
 )
 
-from ..catalog import ROOT, PageEntry
 from ..figures import heatmap
 from ..figures import learned as figs
 from ..figures import sinusoidal as sin_figs
 from ..i18n import t
 from ..memo import RESULTS, memo
+from ..paths import ROOT
 from ..state import ChoiceParam, IntParam
-from .base import Check, Explain, Values, View, reads, uses
+from .base import Check, Explain, PageEntry, Values, View, reads, uses
 
 #: The toy BERT of mmmwhy's 「Transformer 中的 position embedding 的设计」: 4 tokens, 3 positions, 2 segments.
 VOCAB, POSITIONS, SEGMENTS = 4, 3, 2

@@ -28,12 +28,11 @@ from posenc_core import (
     toeplitz_deviation,
 )
 
-from ..catalog import PageEntry
 from ..figures import heatmap
 from ..figures import relative as figs
 from ..memo import memo
 from ..state import ChoiceParam, IntParam
-from .base import Check, Explain, Values, View, uses
+from .base import Check, Explain, PageEntry, Values, View, uses
 
 DIRECTIONS = ("bidirectional", "causal")
 PROJECTIONS = ("random", "identity")

@@ -38,13 +38,12 @@ from posenc_core import (
     toeplitz_deviation,
 )
 
-from ..catalog import PageEntry
 from ..figures import rope as figs
 from ..i18n import t
 from ..memo import memo
 from ..state import BoolParam, ChoiceParam, IntListParam, IntParam
 from . import rope_beyond as beyond
-from .base import Check, Explain, Values, View, uses
+from .base import Check, Explain, PageEntry, Values, View, uses
 from .rope_inputs import inv_freq_for, query_key
 from .rope_long_range import (
     check_no_decay,

@@ -25,14 +25,13 @@ from posenc_core import (
     sinusoidal_slow_pairs,
 )
 
-from ..catalog import PageEntry
 from ..figures import heatmap
 from ..figures import sinusoidal as figs
 from ..i18n import t
 from ..memo import memo
 from ..state import ChoiceParam, IntListParam, IntParam
 from . import sinusoidal_faq as faq
-from .base import Check, Explain, Values, View, uses
+from .base import Check, Explain, PageEntry, Values, View, uses
 
 BASES = (100.0, 1000.0, 10000.0, 100000.0, 1000000.0)
 #: How many (sin, cos) pairs of M_k are drawn: enough to see the 2 × 2 rotation blocks.

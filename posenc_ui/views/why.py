@@ -18,11 +18,10 @@ from posenc_core import (
     token_embeddings,
 )
 
-from ..catalog import PageEntry
 from ..figures import attention as figs
 from ..memo import memo
 from ..state import ChoiceParam, IntParam
-from .base import Check, Explain, Values, View, uses
+from .base import Check, Explain, PageEntry, Values, View, uses
 
 #: Two Chinese sentence pairs and an English one (the English reader's default): tokens of A, and B as a
 #: permutation of A.
