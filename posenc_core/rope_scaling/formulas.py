@@ -45,7 +45,10 @@ def ntk_base(base: float, factor: float, dim: int) -> float:
     # > 0, not ≥ 1: dynamic NTK's α = s·ℓ/L − (s − 1) rounds to just below 1 at ℓ = L; no cap: α grows with ℓ
     factor = as_float("factor", factor, gt=0.0)
     dim = as_int("dim", dim, lo=4, hi=MAX_ROTARY_DIM, even=True)
-    out = base * factor ** ntk_exponent(dim)
+    try:
+        out = base * factor ** ntk_exponent(dim)
+    except OverflowError:  # a Python float's ** raises where NumPy's would give inf
+        out = math.inf
     if not math.isfinite(out):
         raise PosEncError(f"base · factor^(d/(d−2)) = {base:g} · {factor:g}^… overflows float64")
     return out
