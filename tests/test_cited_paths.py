@@ -1,7 +1,8 @@
 r"""Every file or folder of this repository that its docs, code or tests name exists.
 
-A docstring citing ``tests/app/test_registry.py`` after the test had become ``test_page_registry.py`` sent readers to
-nothing; this test reads every tracked text file for paths under the repository's top-level folders and looks each up.
+The design notes and a docstring cited the page registry's test by a name it never had (``test_registry.py`` instead of
+``test_page_registry.py``), sending readers to nothing; this test reads every tracked text file for paths under the
+repository's top-level folders and looks each up.
 """
 
 from __future__ import annotations

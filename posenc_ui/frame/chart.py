@@ -162,9 +162,3 @@ def preload_plotly() -> None:
     home page it is done before the reader opens a topic.
     """
     _component()(data=b"", key="posenc.plotly")
-
-
-def sent_charts(at: Any) -> list[dict[str, Any]]:
-    r"""``{"figure", "config"}`` of every chart an AppTest run ``at`` drew, in page order (tests, ``bench_app``)."""
-    drawn = [el.proto for el in at.get("bidi_component") if el.proto.component_name == NAME]
-    return [json.loads(proto.bytes) for proto in drawn if proto.bytes]  # the preload sends nothing
