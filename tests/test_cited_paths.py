@@ -46,6 +46,27 @@ def test_every_cited_path_exists() -> None:
     assert {path: where for path, where in missing.items() if path not in NOT_FILES} == {}
 
 
+#: ``docs/streamlit.md, "Multipage"`` or ``[streamlit.md](streamlit.md), "Multipage"``: a section of one of the docs.
+SECTION = re.compile(r"\b(\w+)\.md\]?(?:\([^)]*\))?,? \"([^\"]+)\"")
+
+
+def _cited_sections() -> set[tuple[str, str]]:
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    texts = [(ROOT / name).read_text(encoding="utf-8") for name in tracked.split() if name.endswith((".py", ".md"))]
+    return {found for text in texts for found in SECTION.findall(text) if (ROOT / "docs" / f"{found[0]}.md").is_file()}
+
+
+def test_every_cited_section_of_the_docs_is_a_heading_there() -> None:
+    cited = _cited_sections()
+    assert ("streamlit", "Multipage") in cited  # the finder finds
+    headings = {
+        name: re.findall(r"^#+ (.+)$", (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8"), flags=re.M)
+        for name, _ in cited
+    }
+    missing = [(name, section) for name, section in cited if not any(h.startswith(section) for h in headings[name])]
+    assert missing == []
+
+
 def test_the_finder_sees_a_cited_path() -> None:
     cited = _cited()
     assert "tests/app/test_page_registry.py" in cited and "docs/benchmarks.md" in cited
