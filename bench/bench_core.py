@@ -1,6 +1,6 @@
 r"""Benchmarks of posenc_core, each printed as a ratio measured side by side in one run.
 
-    python bench/bench_core.py            # the figures recorded in the README
+    python bench/bench_core.py            # the figures in the README and docs/benchmarks.md
     python bench/bench_core.py --quick    # small sizes, a smoke run (used by the test suite)
 
 Every timing is the best of several interleaved repetitions (``time.perf_counter``), so the two sides of a ratio

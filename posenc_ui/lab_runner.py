@@ -77,7 +77,7 @@ def _warm() -> None:
         torch.zeros(1, device=device)  # the device's context starts on first use
         # torch's import leaves ~225 000 objects that live as long as the server: out of every full collection.
         # Under class load they had made each one take 160–330 ms; frozen, 40–180 ms. What sessions hold at this
-        # moment is frozen too, once per process: class-load runs ended ~20 MB higher (the README has the figures).
+        # moment is frozen too, once per process: class-load runs ended ~20 MB higher (docs/benchmarks.md).
         freeze_heap()
         _WARM["device"] = device.type
         _WARM["import_seconds"] = time.perf_counter() - started

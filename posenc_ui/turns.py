@@ -4,7 +4,7 @@ Streamlit runs each session's script in a thread of its own, and Python runs one
 students' reruns share the interpreter lock by switching every few milliseconds and at every socket write, so each
 rerun ends only when most of the others do, and the switching itself costs CPU. Queued, a rerun runs to its end
 while the others sleep: the same work, each answer sooner, less spent on switching. ``bench/load.py`` measures it
-(the README's classroom section has the figures).
+(docs/benchmarks.md, "A class at once", has the figures).
 
     with TURNS:
         ...                     # draw the page

@@ -204,16 +204,6 @@ def _wrap(parts: list[list[tuple[str, int]]], units: int) -> str:
     return "<br>".join(lines)
 
 
-def title_lines(title: str) -> list[str]:
-    r"""The lines of a (wrapped) title as plain text, tags removed: what a test measures."""
-    return [re.sub(r"<[^>]*>", "", line) for line in title.split("<br>")]
-
-
-def line_units(line: str) -> int:
-    r"""The width of one plain title line in :data:`TITLE_UNITS` units."""
-    return sum(_units(token) for token in _TOKEN.findall(line))
-
-
 def axis(name: str, lang: str) -> str:
     r"""The shared axis title ``axis.<name>`` ("position p", "dimension", "offset k", …)."""
     return t(f"axis.{name}", lang)

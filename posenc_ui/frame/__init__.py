@@ -10,7 +10,7 @@ A page script reads like a description of its UI::
                                                 # leaving: values → URL, export, share / embed box, next page
 
 The block is the page's turn (:mod:`posenc_ui.turns`): one page script runs at a time per server process.
-Page scripts and ``app.py`` call only this API, never ``st.`` themselves (``tests/app/test_registry.py``).
+Page scripts and ``app.py`` call only this API, never ``st.`` themselves (``tests/app/test_page_registry.py``).
 
 One module a job:
 

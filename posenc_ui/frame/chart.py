@@ -18,7 +18,7 @@ context-extension page's polar arcs; a figure with any other type waits for the 
 ``st.plotly_chart`` (``static/js/PlotlyChart.<hash>.js``), in that tab only. Loading plotly.js is the largest single
 task of a new document: imported into a page of the app in Chromium on the 2-core machine, 0.53–0.77 s for the
 cartesian bundle (1.5 MB) against 1.4–1.7 s for the full one (4.7 MB), in the same run; deep links drew their first
-figure 0.7–1.3 s sooner (README, "What a student feels").
+figure 0.7–1.3 s sooner (docs/benchmarks.md, "What a student feels").
 Each is loaded once per tab.
 
 What ``st.plotly_chart`` gave that this keeps: the figure's own height, the full width of its column, plotly's
@@ -162,9 +162,3 @@ def preload_plotly() -> None:
     home page it is done before the reader opens a topic.
     """
     _component()(data=b"", key="posenc.plotly")
-
-
-def sent_charts(at: Any) -> list[dict[str, Any]]:
-    r"""``{"figure", "config"}`` of every chart an AppTest run ``at`` drew, in page order (tests, ``bench_app``)."""
-    drawn = [el.proto for el in at.get("bidi_component") if el.proto.component_name == NAME]
-    return [json.loads(proto.bytes) for proto in drawn if proto.bytes]  # the preload sends nothing

@@ -50,13 +50,6 @@ def check_line(check: Check, lang: str) -> str:
     return f"{'✓' if check.passed else '✗'} {text}"
 
 
-def shown_checks(at: Any) -> list[str]:
-    r"""Every live check line an AppTest run ``at`` drew (``✓ …`` or ``✗ …``): the passing ones, then the failing
-    ones (tests)."""
-    lines = [line for box in [*at.success, *at.error] for line in box.value.split("\n\n")]
-    return [line for line in lines if line.startswith(("✓", "✗"))]
-
-
 def render_checks(checks: Sequence[Check], lang: str) -> None:
     r"""Live checks that all hold, or all fail, as one coloured box of one line each (nothing for none)."""
     if checks:

@@ -46,7 +46,7 @@ def freeze_heap() -> None:
 
     Modules, plotly's validators and Streamlit's runtime (some 150 000 objects that live as long as the server)
     would otherwise be traversed by every full collection: 130–220 ms each under classroom load, every session
-    waiting on the GIL meanwhile (``bench/load.py``; the README's classroom section has the figures).
+    waiting on the GIL meanwhile (``bench/load.py``; docs/benchmarks.md, "A class at once", has the figures).
     """
     gc.collect()
     gc.freeze()
@@ -77,7 +77,7 @@ def one_blas_thread() -> None:
     of RoPE's d or seed; over all 40 sliders the mean rerun took the same time either way. Its spinning cost a core:
     a move of RoPE's d took 122–145 ms of the server's CPU with one thread and 260–293 ms with two; Relative's seed,
     whose figures compute in 3 ms, 23 ms against 138–143 ms (``python bench/bench_moves.py``, two servers side by
-    side; the README has the table). On a server that a class shares, that core serves the other students.
+    side; docs/benchmarks.md has the figures). On a server that a class shares, that core serves the other students.
 
     torch, which the lab imports later, keeps its threads for training: they are OpenMP's, not a BLAS library's.
     """

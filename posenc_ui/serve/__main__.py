@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from . import deployment, find_nginx, supervise
 
 #: bench/load.py, 2026-11-26, one warm process on 2 cores: p95 0.47-0.83 s at 20 students, 0.66-0.77 s at 25, 1.8-2.1 s
-#: at 35. Fifty students on those 2 cores: p95 0.76-1.61 s with two processes, 0.69-1.28 s with three (the README).
+#: at 35. Fifty students on those 2 cores: p95 0.76-1.61 s with two processes, 0.69-1.28 s with three
+#: (docs/benchmarks.md).
 STUDENTS_PER_PROCESS = 20
 
 

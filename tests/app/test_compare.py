@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from drawn import shown_checks
 
 from posenc_core import COMPARED
 from posenc_core.lab_task import band_table
-from posenc_ui.frame.panels import shown_checks
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults
 from posenc_ui.views.compare import (

@@ -6,9 +6,9 @@ import json
 
 import numpy as np
 import pytest
+from drawn import sent_charts
 
 from posenc_ui.figures import extension as figs
-from posenc_ui.frame.chart import sent_charts
 from posenc_ui.state import defaults
 from posenc_ui.views.extension import VIEW, readouts
 from posenc_ui.views.extension_models import preset_table

@@ -10,12 +10,12 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
+from drawn import sent_charts
 from streamlit.testing.v1 import AppTest
 
 from posenc_ui.figures import attention, heatmap, learned, positions, sinusoidal, style
 from posenc_ui.figures.built import BuiltFigure, figure_json, typed_array, unwire
 from posenc_ui.figures.style import ENCODING_COLOURS, TEMPLATE
-from posenc_ui.frame.chart import sent_charts
 from posenc_ui.state import defaults
 from posenc_ui.views import VIEWS
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from drawn import sent_charts
 
 from posenc_core import PosEncError, parse_config_text
 from posenc_ui import catalog
 from posenc_ui.frame import notice
-from posenc_ui.frame.chart import sent_charts
 from posenc_ui.views import VIEWS
 
 HOSTILE = {

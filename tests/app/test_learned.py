@@ -9,12 +9,11 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
+from drawn import sent_charts, shown_checks
 
 from posenc_core import PosEncError, neighbour_cosine, random_cosine_band, row_distances, sinusoidal
 from posenc_ui.figures import learned as figs
 from posenc_ui.figures.built import unwire
-from posenc_ui.frame.chart import sent_charts
-from posenc_ui.frame.panels import shown_checks
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults
 from posenc_ui.views.learned import TRAINED_FILES, TWIN_FILE, VIEW, read_trained, trained_facts

@@ -6,12 +6,11 @@ import gc
 import json
 
 import pytest
+from drawn import sent_charts, shown_checks
 from threadpoolctl import threadpool_info
 
 from posenc_ui import catalog
 from posenc_ui.frame import LANG_WIDGET, Page
-from posenc_ui.frame.chart import sent_charts
-from posenc_ui.frame.panels import shown_checks
 from posenc_ui.frame.process import YOUNG_THRESHOLD
 from posenc_ui.i18n import t
 from posenc_ui.views import VIEWS

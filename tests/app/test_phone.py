@@ -11,11 +11,12 @@ import functools
 import re
 
 import pytest
+from drawn import line_units, title_lines
 from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc_ui import catalog
-from posenc_ui.figures.style import TITLE_UNITS, _parts, _wrap, line_units, title_lines, wrap_title
+from posenc_ui.figures.style import TITLE_UNITS, _parts, _wrap, wrap_title
 from posenc_ui.i18n import CLOSING_MARKS, CLOSING_PUNCTUATION, LANGS, WORD_JOINER, catalogue, glue_punctuation, t
 from posenc_ui.state import defaults
 from posenc_ui.views import PAGES, VIEWS

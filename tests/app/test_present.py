@@ -8,10 +8,10 @@ default and the page's values leave the URL.
 from __future__ import annotations
 
 import pytest
+from drawn import sent_charts
 
 from posenc_ui import catalog
 from posenc_ui.frame import widget_key
-from posenc_ui.frame.chart import sent_charts
 from posenc_ui.frame.present import figure_controls
 from posenc_ui.i18n import t
 from posenc_ui.state import BoolParam, ChoiceParam, IntParam, defaults

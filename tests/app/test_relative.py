@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.io as pio
+from drawn import shown_checks
 
 from posenc_ui.figures import relative as figs
-from posenc_ui.frame.panels import shown_checks
 from posenc_ui.state import defaults
 from posenc_ui.views.relative import VIEW, bias_matrix_figure, check_cross, shaw_index_figure, t5_matrix_figure
 

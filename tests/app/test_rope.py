@@ -7,10 +7,9 @@ import math
 import numpy as np
 import plotly.io as pio
 import pytest
+from drawn import sent_charts, shown_checks
 
 from posenc_ui.figures import rope as figs
-from posenc_ui.frame.chart import sent_charts
-from posenc_ui.frame.panels import shown_checks
 from posenc_ui.state import defaults
 from posenc_ui.views import rope
 from posenc_ui.views.rope import VIEW

@@ -19,7 +19,7 @@ from posenc_ui.views import VIEWS
 VIEWS_BY_ID = {view.page_id: view for view in VIEWS}
 SWEPT = [(view.page_id, name) for view in VIEWS for name in view.sweeps]
 
-#: Bytes of one exported figure beyond plotly.js. Measured at the defaults (README, "Embed, share and export"): the
+#: Bytes of one exported figure beyond plotly.js. Measured at the defaults (docs/benchmarks.md, "Exported files"): the
 #: largest is ALiBi's bias, 1.86 MB (24 frames × 3 heatmaps thinned to FRAME_CELLS = 16 000 cells a frame, ~7 bytes
 #: a float32 cell: ≤ 2.7 MB by construction, less where panels leave cells blank). 2.5 MB is that 1.86 MB plus a third
 #: for words and settings that differ by language or a future tweak of a builder, and stays under the 2.7 MB ceiling.

@@ -683,7 +683,8 @@ LLAMA_LIKE = {"hidden_size": 4096, "num_attention_heads": 32, "max_position_embe
 
 def test_config_without_rope_theta_uses_base_10000():
     freqs = pc.rope_frequencies_from_config(dict(LLAMA_LIKE))
-    np.testing.assert_allclose(freqs.inv_freq, pc.rope_inv_freq(128, base=10000.0), rtol=1e-15)
+    # head_dim = 4096 / 32 = 128; θ_i = 10000^(−2i/128), i = 0 … 63 (RoFormer §3.2)
+    np.testing.assert_allclose(freqs.inv_freq, [10000.0 ** (-2 * i / 128) for i in range(64)], rtol=1e-14)
     assert freqs.attention_factor == 1.0
 
 

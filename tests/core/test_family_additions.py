@@ -22,13 +22,16 @@ def test_ntk_exponent_is_d_over_d_minus_2_and_slows_the_last_pair_by_s() -> None
 
 def test_rope_types_use_the_one_ntk_base_and_dynamic_alpha() -> None:
     ntk = pc.rope_frequencies(64, rope_scaling={"rope_type": "ntk", "factor": 4.0}).inv_freq
-    np.testing.assert_array_equal(ntk, pc.rope_inv_freq(64, base=pc.ntk_base(10000.0, 4.0, 64)))
+    stretched = 10000.0 * 4.0 ** (64 / 62)  # bloc97: base' = base·s^(d/(d−2)), written out
+    np.testing.assert_allclose(ntk, [stretched ** (-2 * i / 64) for i in range(32)], rtol=1e-14, atol=0)
+    assert pc.ntk_base(10000.0, 4.0, 64) == pytest.approx(stretched, rel=1e-15)
     dynamic = pc.rope_frequencies(
         64, rope_scaling={"rope_type": "dynamic", "factor": 4.0}, max_position_embeddings=1024, seq_len=3000
     ).inv_freq
     alpha = 4.0 * 3000 / 1024 - 3.0  # s·ℓ/L − (s − 1), written out
     assert pc.dynamic_ntk_alpha(4.0, 3000, 1024) == alpha
-    np.testing.assert_array_equal(dynamic, pc.rope_inv_freq(64, base=10000.0 * alpha ** (64 / 62)))
+    dynamic_base = 10000.0 * alpha ** (64 / 62)
+    np.testing.assert_allclose(dynamic, [dynamic_base ** (-2 * i / 64) for i in range(32)], rtol=1e-14, atol=0)
 
 
 def test_longrope_factor_is_one_formula_in_the_type_and_the_temperature_curve() -> None:

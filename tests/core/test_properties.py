@@ -281,7 +281,11 @@ def test_sinusoidal_dot_product_depends_only_on_offset_and_matches_similarity_cu
     dim = 2 * h
     table = pc.sinusoidal(length + k, dim, base=base)
     dots = np.einsum("pd,pd->p", table[:length], table[k : k + length])  # PE_p · PE_{p+k}
-    expected = float(np.asarray(pc.sinusoidal_similarity([k], dim, base=base)).reshape(-1)[0])
+    # sin(pω)sin((p+k)ω) + cos(pω)cos((p+k)ω) = cos(kω) for each pair, ω_i = base^(−2i/d) (Vaswani et al. 2017, §3.5)
+    expected = math.fsum(math.cos(k * base ** (-2 * i / dim)) for i in range(h))
+    assert float(np.asarray(pc.sinusoidal_similarity([k], dim, base=base)).reshape(-1)[0]) == pytest.approx(
+        expected, abs=1e-10
+    )
     np.testing.assert_allclose(dots, np.full(length, dots[0]), rtol=0, atol=1e-10)
     np.testing.assert_allclose(dots, expected, rtol=0, atol=1e-10)
 
@@ -581,7 +585,7 @@ def test_llama3_scaling_is_continuous_at_both_band_edges(half, factor, band, ori
     above = _llama3(dim, base * (1 + eps), factor, low, high, original)[i]
     at = _llama3(dim, base, factor, low, high, original)[i]
     assert abs(above - below) <= 1e-6 * at
-    default_i = pc.rope_inv_freq(dim, base=base)[i]
+    default_i = base ** (-2 * i / dim)  # θ_i = base^(−2i/d), RoFormer (Su et al. 2021) §3.2
     # at the edge the blend equals the value of the neighbouring band: kept at the high edge, divided at the low one
     expected = default_i if edge == "high" else default_i / factor
     np.testing.assert_allclose(at, expected, rtol=1e-6)

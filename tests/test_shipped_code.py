@@ -1,0 +1,46 @@
+r"""The app's modules hold only what the app runs: no function or class in ``posenc_ui`` that nothing shipped uses.
+
+Helpers that read back what an AppTest run drew live in ``tests/app/drawn.py``. ``posenc_core`` is left out: it is a
+library, and its public functions are there for its readers whether or not the app calls them.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = [
+    ROOT / "app.py",
+    *(p for d in ("posenc_ui", "posenc_core", "pages", "bench") for p in (ROOT / d).rglob("*.py")),
+]
+
+
+def _names_used(paths: list[Path]) -> set[str]:
+    r"""Every name read as a variable or an attribute anywhere in ``paths`` (an import alone is no use)."""
+    used = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name):
+                used.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                used.add(node.attr)
+    return used
+
+
+def test_every_function_and_class_of_the_app_is_used_by_shipped_code() -> None:
+    used = _names_used(SHIPPED)
+    unused = [
+        f"{path.relative_to(ROOT)}::{node.name}"
+        for path in sorted((ROOT / "posenc_ui").rglob("*.py"))
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and not node.name.startswith("__")
+        if node.name not in used
+    ]
+    assert unused == []
+
+
+def test_the_finder_sees_a_function_nothing_calls(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def used():\n    return 1\n\n\ndef unused():\n    return used()\n", encoding="utf-8")
+    assert "used" in _names_used([module]) and "unused" not in _names_used([module])
