@@ -16,9 +16,11 @@ the torch mirror lives in ``posenc_core.torch_backend`` and is imported only on 
 """
 
 from .alibi import (
+    ALIBI_LINEAR_METHODS,
     alibi_bias,
     alibi_closest_power_of_two,
     alibi_key_only_bias,
+    alibi_linear_attention,
     alibi_receptive_field,
     alibi_slope_exponents,
     alibi_slopes,
@@ -38,7 +40,9 @@ from .attention import (
 )
 from .compare import (
     COMPARED,
+    LINEAR_ROUTES,
     ExtrapolationExcess,
+    bias_route_residual,
     extrapolation_excess,
     numerical_rank,
     position_cross_scores,
@@ -61,6 +65,7 @@ from .learned import (
 )
 from .positions import binary_positions, integer_positions, neighbour_distances, normalized_positions
 from .relative import (
+    TOEPLITZ_METHODS,
     ShawAttention,
     causal_mask,
     diagonal_spread,
@@ -72,6 +77,8 @@ from .relative import (
     t5_max_exact,
     t5_relative_bucket,
     toeplitz_deviation,
+    toeplitz_linear_attention,
+    toeplitz_matmul,
 )
 from .rope import (
     RopeDecayTable,
@@ -156,12 +163,15 @@ from .sinusoidal import (
 )
 
 __all__ = [
+    "ALIBI_LINEAR_METHODS",
     "COMPARED",
     "ENCODINGS",
     "ERROR_FIELDS",
+    "LINEAR_ROUTES",
     "MAX_ELEMENTS",
     "ROPE_REGISTRY",
     "ROPE_TYPES",
+    "TOEPLITZ_METHODS",
     "ConfigScaling",
     "EmbeddingSum",
     "EntropyCurves",
@@ -179,6 +189,7 @@ __all__ = [
     "alibi_bias",
     "alibi_closest_power_of_two",
     "alibi_key_only_bias",
+    "alibi_linear_attention",
     "alibi_receptive_field",
     "alibi_slope_exponents",
     "alibi_slopes",
@@ -189,6 +200,7 @@ __all__ = [
     "attention_entropy",
     "attention_scores",
     "attention_weights",
+    "bias_route_residual",
     "binary_positions",
     "causal_mask",
     "complex_form_residual",
@@ -277,6 +289,8 @@ __all__ = [
     "t5_relative_bucket",
     "temperature_curves",
     "toeplitz_deviation",
+    "toeplitz_linear_attention",
+    "toeplitz_matmul",
     "toeplitz_residual",
     "token_embeddings",
     "trained_row_change",
