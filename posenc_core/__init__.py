@@ -146,6 +146,7 @@ from .rope_scaling import (
     temperature_curves,
     unseen_angles,
     unseen_pair_count,
+    yarn_dynamic_scale,
     yarn_ramp_by_turns,
     yarn_regimes,
 )
@@ -296,6 +297,7 @@ __all__ = [
     "trained_row_change",
     "unseen_angles",
     "unseen_pair_count",
+    "yarn_dynamic_scale",
     "yarn_ramp_by_turns",
     "yarn_regimes",
 ]

@@ -31,6 +31,19 @@ def test_readouts_print_the_published_ntk_base() -> None:
     assert readouts(values(stretch=1))["alpha"] == "1.00"  # dynamic NTK does nothing up to L
 
 
+def test_readouts_give_transformers_and_yarn_dynamic_scales_and_they_differ() -> None:
+    r"""At ℓ = s·L, transformers' α = s·ℓ/L − (s − 1) is s² − s + 1 (57 at s = 8); YaRN §3.3's s = ℓ/L is 8."""
+    shown = readouts(values(factor=8, stretch=8))
+    assert (shown["alpha"], shown["yarn_scale"]) == ("57.00", "8.00")
+    for s in (2, 3, 8, 64):  # every factor × stretch pair the sliders reach would be slow; these span them
+        for stretch in (1, 2, 8, 64):
+            shown = readouts(values(factor=s, stretch=stretch))
+            alpha, yarn = float(shown["alpha"].replace(",", "")), float(shown["yarn_scale"].replace(",", ""))
+            assert yarn == stretch  # §3.3: s = max(1, ℓ/L) with ℓ = stretch·L
+            assert alpha == pytest.approx(s * stretch - (s - 1))  # transformers' arithmetic, written out
+            assert alpha - yarn == pytest.approx((s - 1) * (stretch - 1))  # the gap the readout states
+
+
 @pytest.mark.parametrize("method", ["linear", "ntk", "dynamic", "yarn", "llama3"])
 @pytest.mark.parametrize("model", ["llama2_7b", "gpt_neox_20b", "deepseek_v3", "phi3_mini_128k"])
 def test_every_method_draws_on_every_model_and_the_checks_hold(model: str, method: str) -> None:
