@@ -133,6 +133,35 @@ def test_entropy_rises_plain_and_su_factor_holds_it_at_the_training_length() -> 
     assert float(check.fmt["plain"]) > 1.0 and abs(float(check.fmt["log_n"])) < 0.3
 
 
+@pytest.mark.parametrize("factor", [2, 3, 4])
+@pytest.mark.parametrize("seed", [*range(40), 2**31, 2**32 - 1])
+def test_su_keeps_at_most_half_the_rise_for_every_seed_at_small_factors(factor: int, seed: int) -> None:
+    r"""The entropy check's claim, for other draws: the mean over 256 queries is far enough from its 0.5 threshold (the
+    expected share is below 0.1, its standard error about 0.1 at s = 2, the tightest case) that no seed tips it."""
+    from posenc_ui.views.extension_reasons import entropy_changes
+
+    rise = entropy_changes(factor, seed=seed)
+    assert rise["plain"] > 0 and abs(rise["log_n"]) / rise["plain"] <= 0.5, (factor, seed, rise)
+
+
+@pytest.mark.parametrize("factor", [8, 64])
+@pytest.mark.parametrize("seed", [0, 1, 7, 2**32 - 1])
+def test_su_keeps_at_most_half_the_rise_for_every_seed_at_large_factors(factor: int, seed: int) -> None:
+    from posenc_ui.views.extension_reasons import entropy_changes
+
+    rise = entropy_changes(factor, seed=seed)
+    assert rise["plain"] > 1.0 and abs(rise["log_n"]) / rise["plain"] <= 0.5, (factor, seed, rise)
+
+
+def test_entropy_text_names_the_query_counts_the_view_uses() -> None:
+    from posenc_ui.i18n import t
+    from posenc_ui.views.extension_reasons import CHECK_QUERIES, FIGURE_QUERIES
+
+    for lang in ("en", "zh"):
+        text = t("extension.entropy", lang)
+        assert f"{FIGURE_QUERIES}" in text and f"{CHECK_QUERIES}" in text
+
+
 def test_rerope_hands_rope_at_most_w() -> None:
     fig = VIEW.figures["seen"](values(window=256), "en")
     rerope = next(trace for trace in fig.data if trace.name.startswith("ReRoPE"))
