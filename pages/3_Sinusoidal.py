@@ -45,7 +45,9 @@ with start(VIEW) as page:
         page.figures("interleaved", "concat")
 
         page.heading("h_faq")
-        page.text("faq_sum", "faq_depth")
+        page.text("faq_sum")
+        page.check("sum")
+        page.text("faq_depth")
         page.figure("depth")
         page.check("depth")
 
