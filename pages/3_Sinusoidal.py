@@ -50,6 +50,7 @@ with start(VIEW) as page:
         page.text("faq_depth")
         page.figure("depth")
         page.check("depth")
+        page.text("errata_expressive")
 
     page.explain()
     page.text("sources")
