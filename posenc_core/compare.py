@@ -84,6 +84,7 @@ MAX_DIM = 1024
 _SHAW_MAX_RELATIVE = 16  # Shaw et al. found k ≥ 2 enough for translation; 16 shows the clipping on a small matrix
 _T5_BUCKETS, _T5_MAX_DISTANCE = 32, 128  # T5's defaults
 _ALIBI_HEADS = 8  # head 0 of 8: slope 1/2, the steepest
+_ROUTE_VALUE_DIM = 8  # value width in bias_route_residual: the fast routes cost O(N log N · d · d_v)
 
 
 def position_score_matrix(encoding: str, length: int, *, dim: int = 64, seed: int = 0) -> np.ndarray:
@@ -131,9 +132,10 @@ def bias_route_residual(
     The dense reference is :math:`o_i = \sum_j e^{s_{ij}}\phi(q_i)^\top\phi(k_j) v_j / \sum_j e^{s_{ij}}
     \phi(q_i)^\top\phi(k_j)` with :math:`s` from :func:`position_score_matrix` (``causal`` keeps j ≤ i, where ALiBi's
     :math:`-m|i-j|` is the causal :math:`-m(i-j)` of BLOOM and MPT), :math:`\phi = \operatorname{elu} + 1` of
-    random q, k and random v (seeded); the content term of s is one constant, which cancels. The fast route reads only
-    the first row and column of s: ``method="fft"``, :func:`~posenc_core.toeplitz_linear_attention`;
-    ``method="decay"`` (ALiBi only), :func:`~posenc_core.alibi_linear_attention`. ``encoding`` is one with a bias
+    random q, k (d columns) and random v (8 columns; seeded); the content term of s is one constant, which cancels.
+    The fast route reads only the first row and column of s: ``method="fft"``,
+    :func:`~posenc_core.toeplitz_linear_attention`; ``method="decay"`` (ALiBi only),
+    :func:`~posenc_core.alibi_linear_attention`. ``encoding`` is one with a bias
     route in :data:`LINEAR_ROUTES`.
 
     Paper: Luo et al. 2021, arXiv:2106.12566, §3 (FFT); Press et al. 2021, arXiv:2108.12409 (ALiBi); Katharopoulos
@@ -146,7 +148,7 @@ def bias_route_residual(
     n = scores.shape[0]
     rng = np.random.default_rng([seed, 0x11EA])
     q, k = rng.standard_normal((2, n, dim))  # (L, d) each
-    v = rng.standard_normal((n, dim))
+    v = rng.standard_normal((n, _ROUTE_VALUE_DIM))  # (L, d_v): the routes act on each value column alike
     phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)
     # dense: w_ij = e^(s_ij − max s) φ(q_i)ᵀφ(k_j), the N × N weights written out
     factor = np.exp(scores - np.max(scores))
