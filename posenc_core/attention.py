@@ -19,6 +19,7 @@ are the *last* Lq positions (a decoder extending a cache), which is where the ca
 
 from __future__ import annotations
 
+import itertools
 import math
 import zlib
 from collections.abc import Sequence
@@ -60,8 +61,9 @@ __all__ = [
     "token_embeddings",
 ]
 
-#: What :func:`residual_stream_probe` reads back from the stream: the position code or the word vectors.
-PROBE_READS = ("position", "word")
+#: What :func:`residual_stream_probe` reads back from the stream: the position code, the word vectors, or both from
+#: the same fits (one least-squares solve per block for both targets).
+PROBE_READS = ("position", "word", "both")
 #: The word vectors' variance per coordinate: ½, the power of a sinusoid's entries.
 _WORD_VARIANCE = 0.5
 
@@ -277,7 +279,8 @@ def residual_stream_probe(
     table: object, *, layers: int, residual: bool = True, seed: int = 0, read: str = "position"
 ) -> np.ndarray:
     r"""How well a linear probe reads the position code (or, ``read="word"``, the word vectors) back after each of
-    ``layers`` random blocks: R², shape (layers + 1,), entry 0 at the input.
+    ``layers`` random blocks: R², shape (layers + 1,), entry 0 at the input; ``read="both"`` gives (2, layers + 1),
+    position then word, from the same stream.
 
     Each position holds a random word vector (N(0, ½) per coordinate, the power of a sinusoid's entries) plus its row
     of ``table`` (L, d). A block is a pre-LayerNorm ReLU MLP of width 4d with random weights (variance-preserving);
@@ -302,16 +305,17 @@ def residual_stream_probe(
     rng = np.random.default_rng(seed)
     words = rng.standard_normal((length, dim)) * math.sqrt(_WORD_VARIANCE)  # (L, d)
     h = words + table  # (L, d): word + position
-    target = table if read == "position" else words
-    scores = [_probe_r2(h, target)]
+    targets = {"position": (table,), "word": (words,), "both": (table, words)}[read]
+    scores = [_probe_r2s(h, targets)]
     for _ in range(layers):
         w1 = rng.standard_normal((dim, 4 * dim)) / math.sqrt(dim)  # (d, 4d)
         w2 = rng.standard_normal((4 * dim, dim)) / math.sqrt(2 * dim)  # (4d, d): ReLU halves the variance
         z = (h - h.mean(axis=1, keepdims=True)) / (h.std(axis=1, keepdims=True) + 1e-12)  # LayerNorm, no gain
         block = np.maximum(z @ w1, 0.0) @ w2
         h = h + block if residual else block
-        scores.append(_probe_r2(h, target))
-    return np.asarray(scores)
+        scores.append(_probe_r2s(h, targets))
+    curves = np.asarray(scores).T  # (targets, layers + 1)
+    return curves if read == "both" else curves[0]
 
 
 class PositionReadout(NamedTuple):
@@ -354,6 +358,19 @@ def position_readout(table: object, *, seed: int = 0) -> PositionReadout:
     spread = float(np.sum((table - table.mean(axis=0)) ** 2))
     curve = 1.0 - float(np.sum((table[nearest] - table) ** 2)) / spread
     return PositionReadout(_probe_r2(h, table), ceiling, curve)
+
+
+def _probe_r2s(h: np.ndarray, targets: tuple[np.ndarray, ...]) -> list[float]:
+    r""":func:`_probe_r2` for several targets at once: one least-squares solve, one R² per target."""
+    stacked = np.concatenate(targets, axis=1)
+    features = np.c_[h, np.ones(h.shape[0])]
+    weights, *_ = np.linalg.lstsq(features[0::2], stacked[0::2], rcond=None)
+    error = features[1::2] @ weights - stacked[1::2]
+    spread = stacked[1::2] - stacked[1::2].mean(axis=0)
+    bounds = np.cumsum([0] + [t.shape[1] for t in targets])
+    return [
+        float(1.0 - np.sum(error[:, a:b] ** 2) / np.sum(spread[:, a:b] ** 2)) for a, b in itertools.pairwise(bounds)
+    ]
 
 
 def _probe_r2(h: np.ndarray, target: np.ndarray) -> float:

@@ -41,20 +41,21 @@ def check_sin_and_cos(v: Values) -> Check:
 
 
 @memo
-def _depth() -> tuple[np.ndarray, np.ndarray]:
+def _probes() -> dict[bool, np.ndarray]:
+    r"""Residual stream on (True) or off (False) → R² of the position code (row 0) and of the words (row 1)."""
     table = sinusoidal(PROBE_LENGTH, PROBE_DIM)
-    kept = residual_stream_probe(table, layers=PROBE_BLOCKS, residual=True)
-    lost = residual_stream_probe(table, layers=PROBE_BLOCKS, residual=False)
-    return kept, lost
+    return {res: residual_stream_probe(table, layers=PROBE_BLOCKS, residual=res, read="both") for res in (True, False)}
 
 
-@memo
+def _depth() -> tuple[np.ndarray, np.ndarray]:
+    probes = _probes()
+    return probes[True][0], probes[False][0]
+
+
 def _words() -> tuple[np.ndarray, np.ndarray]:
     r"""The same probes reading the word vectors instead of the position code (same draws, same blocks)."""
-    table = sinusoidal(PROBE_LENGTH, PROBE_DIM)
-    kept = residual_stream_probe(table, layers=PROBE_BLOCKS, residual=True, read="word")
-    lost = residual_stream_probe(table, layers=PROBE_BLOCKS, residual=False, read="word")
-    return kept, lost
+    probes = _probes()
+    return probes[True][1], probes[False][1]
 
 
 @memo

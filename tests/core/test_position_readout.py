@@ -68,6 +68,11 @@ def test_random_blocks_without_the_residual_stream_erase_the_word_too(seed: int)
     assert word[-1] < 0.1 and position[-1] < 0.1  # neither after 6 replacing blocks
 
 
-def test_probe_read_is_checked() -> None:
+def test_probe_read_is_checked_and_both_is_the_two_reads_stacked() -> None:
+    table = pc.sinusoidal(64, 8)
     with pytest.raises(pc.PosEncError, match="read"):
-        pc.residual_stream_probe(pc.sinusoidal(64, 8), layers=1, read="both")
+        pc.residual_stream_probe(table, layers=1, read="all")
+    both = pc.residual_stream_probe(table, layers=3, residual=False, read="both")
+    for row, read in enumerate(("position", "word")):
+        single = pc.residual_stream_probe(table, layers=3, residual=False, read=read)
+        np.testing.assert_allclose(both[row], single, rtol=0, atol=1e-12)
