@@ -180,6 +180,15 @@ def alibi_linear_attention(
         raise PosEncError(f"q, k must share a shape (L, d) and v have L rows, got {q.shape}, {k.shape}, {v.shape}")
     slope = as_float("slope", slope, ge=0.0)
     causal, method = as_bool("causal", causal), as_choice("method", method, ALIBI_LINEAR_METHODS)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        out = _alibi_linear(q, k, v, slope, causal, method)
+    if not np.all(np.isfinite(out)):
+        raise PosEncError("q, k or v are too large: the linear-attention sums overflow float64")
+    return out
+
+
+def _alibi_linear(q: np.ndarray, k: np.ndarray, v: np.ndarray, slope: float, causal: bool, method: str) -> np.ndarray:
+    r""":func:`alibi_linear_attention` on checked arguments (the caller catches overflow)."""
     phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)  # (L, d), positive
     n = q.shape[0]
     if method == "pairwise":

@@ -319,15 +319,25 @@ def toeplitz_matmul(diagonals: object, x: object, *, method: str = "fft") -> np.
     if method == "dense":
         check_elements("toeplitz_matmul(dense)", (n, n))
         t = diagonals[relative_positions(n) + n - 1]  # (N, N): T_ij = c_(j-i)
-        return (t @ columns).reshape(x.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            product = t @ columns
+        return _finite_product(product).reshape(x.shape)
     size = 1 << (2 * n - 2).bit_length()  # a power of two ≥ 2N − 1
     check_elements("toeplitz_matmul(fft)", (size, columns.shape[1]))
     first = np.zeros(size)
     first[:n] = diagonals[n - 1 :: -1]  # c_0, c_(-1), …, c_(-(N-1)): row i ≥ j reads c_(j-i)
     first[size - n + 1 :] = diagonals[: n - 1 : -1]  # c_(N-1), …, c_1 at the end: they wrap round to j > i
-    # y = ifft(fft(col) · fft(x padded)), the first N rows of the circulant product
-    spectrum = np.fft.rfft(first)[:, None] * np.fft.rfft(columns, n=size, axis=0)
-    return np.fft.irfft(spectrum, n=size, axis=0)[:n].reshape(x.shape)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # y = ifft(fft(col) · fft(x padded)), the first N rows of the circulant product
+        spectrum = np.fft.rfft(first)[:, None] * np.fft.rfft(columns, n=size, axis=0)
+        product = np.fft.irfft(spectrum, n=size, axis=0)[:n]
+    return _finite_product(product).reshape(x.shape)
+
+
+def _finite_product(product: np.ndarray) -> np.ndarray:
+    if not np.all(np.isfinite(product)):
+        raise PosEncError("diagonals and x are too large: the Toeplitz product overflows float64")
+    return product
 
 
 def toeplitz_linear_attention(
@@ -357,12 +367,18 @@ def toeplitz_linear_attention(
     bias = _check_diagonals(bias, n)
     causal = as_bool("causal", causal)
     check_elements("toeplitz_linear_attention", (n, phi_q.shape[1], v.shape[1]))
-    factor = np.exp(bias - np.max(bias))  # (2N − 1,): e^(b_δ − max b), at most 1
-    if causal:
-        factor = np.where(np.arange(-(n - 1), n) > 0, 0.0, factor)  # keys after the query: weight 0
-    outer = phi_k[:, :, None] * v[:, None, :]  # (N, d, d_v): φ(k_j) v_jᵀ
-    totals = toeplitz_matmul(factor, outer, method=method)  # U_i = Σ_j c_(j-i) φ(k_j) v_jᵀ
-    key_sums = toeplitz_matmul(factor, phi_k, method=method)  # z_i = Σ_j c_(j-i) φ(k_j)
-    numerator = np.einsum("nd,nde->ne", phi_q, totals)
-    denominator = np.einsum("nd,nd->n", phi_q, key_sums)
-    return numerator / denominator[:, None]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        factor = np.exp(bias - np.max(bias))  # (2N − 1,): e^(b_δ − max b), at most 1
+        if causal:
+            factor = np.where(np.arange(-(n - 1), n) > 0, 0.0, factor)  # keys after the query: weight 0
+        outer = phi_k[:, :, None] * v[:, None, :]  # (N, d, d_v): φ(k_j) v_jᵀ
+        totals = toeplitz_matmul(factor, outer, method=method)  # U_i = Σ_j c_(j-i) φ(k_j) v_jᵀ
+        key_sums = toeplitz_matmul(factor, phi_k, method=method)  # z_i = Σ_j c_(j-i) φ(k_j)
+        numerator = np.einsum("nd,nde->ne", phi_q, totals)
+        denominator = np.einsum("nd,nd->n", phi_q, key_sums)
+        out = numerator / denominator[:, None]
+    if not np.all(np.isfinite(out)) or np.any(denominator <= 0.0):
+        raise PosEncError(
+            "the weights overflow or vanish in float64: use smaller features, values or a narrower spread of bias"
+        )
+    return out

@@ -156,3 +156,23 @@ def test_causal_alibi_factor_has_rank_one() -> None:
     i = np.arange(n, dtype=np.float64)
     factor = np.exp(-slope * (i[:, None] - i[None, :]))
     assert pc.numerical_rank(factor) == 1
+
+
+def test_huge_inputs_are_refused_with_a_sentence_not_a_warning() -> None:
+    r"""Overflowing float64 ends in :class:`posenc_core.PosEncError`, never inf, nan or a RuntimeWarning."""
+    import warnings
+
+    n = 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(pc.PosEncError, match="overflow"):
+            pc.toeplitz_matmul(np.full(2 * n - 1, 1e308), np.full((n, 1), 1e308))
+        with pytest.raises(pc.PosEncError, match="overflow"):
+            pc.alibi_linear_attention(np.full((n, 2), 1e200), np.full((n, 2), 1e200), np.ones((n, 1)), slope=1.0)
+        with pytest.raises(pc.PosEncError, match="overflow"):
+            pc.toeplitz_linear_attention(np.full((n, 2), 1e200), np.full((n, 2), 1e200), np.ones((n, 1)), np.zeros(5))
+        with pytest.raises(pc.PosEncError, match="1e100"):
+            pc.position_readout(np.full((20, 2), 1e300))
+        spread = np.array([1e308, 0.0, 0.0, 0.0, -1e308])  # row 0 sees offsets 0 … 2: every weight underflows to 0
+        with pytest.raises(pc.PosEncError, match="vanish"):
+            pc.toeplitz_linear_attention(np.ones((n, 2)), np.ones((n, 2)), np.ones((n, 1)), spread, causal=False)
