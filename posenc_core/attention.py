@@ -302,6 +302,7 @@ def residual_stream_probe(
     if length < 2 * (dim + 2):
         raise PosEncError(f"table needs at least 2·(d + 2) = {2 * (dim + 2)} rows for a held-out probe, got {length}")
     check_elements("residual_stream_probe", (length, 4 * dim))
+    _check_held_out_rows_vary(table)
     rng = np.random.default_rng(seed)
     words = rng.standard_normal((length, dim)) * math.sqrt(_WORD_VARIANCE)  # (L, d)
     h = words + table  # (L, d): word + position
@@ -346,6 +347,7 @@ def position_readout(table: object, *, seed: int = 0) -> PositionReadout:
     if length < 2 * (dim + 2):
         raise PosEncError(f"table needs at least 2·(d + 2) = {2 * (dim + 2)} rows for a held-out probe, got {length}")
     check_elements("position_readout", (length, length))
+    _check_held_out_rows_vary(table)
     if np.max(np.abs(table)) > 1e100:  # squares and covariances of larger entries overflow float64
         raise PosEncError("table entries must be at most 1e100 in size (the readout squares them)")
     words = np.random.default_rng(seed).standard_normal((length, dim)) * math.sqrt(_WORD_VARIANCE)
@@ -360,6 +362,12 @@ def position_readout(table: object, *, seed: int = 0) -> PositionReadout:
     spread = float(np.sum((table - table.mean(axis=0)) ** 2))
     curve = 1.0 - float(np.sum((table[nearest] - table) ** 2)) / spread
     return PositionReadout(_probe_r2(h, table), ceiling, curve)
+
+
+def _check_held_out_rows_vary(table: np.ndarray) -> None:
+    r"""R² divides by the spread of the held-out (odd) rows: a table whose odd rows are all equal has no R²."""
+    if np.all(table[1::2] == table[1]):
+        raise PosEncError("table must vary across positions: its held-out (odd) rows are all the same")
 
 
 def _probe_r2s(h: np.ndarray, targets: tuple[np.ndarray, ...]) -> list[float]:
