@@ -32,10 +32,17 @@ from posenc_ui.views import VIEWS  # noqa: E402
 
 #: The slider each page's benchmark drags: the one that changes the most work (else the page's first slider).
 DRAGGED = {
-    "why": "why.dim", "first": "first.length", "sinusoidal": "sinusoidal.dim", "learned": "learned.dim",
-    "relative": "relative.d_model", "alibi": "alibi.length", "lab": "lab.steps",
-    "extension": "extension.factor", "compare": "compare.length", "rope": "rope.dim",
-}  # fmt: skip
+    "why": "why.dim",
+    "first": "first.length",
+    "sinusoidal": "sinusoidal.dim",
+    "learned": "learned.dim",
+    "relative": "relative.d_model",
+    "alibi": "alibi.length",
+    "lab": "lab.steps",
+    "extension": "extension.factor",
+    "compare": "compare.length",
+    "rope": "rope.dim",
+}
 
 
 def dragged(page: catalog.PageEntry) -> str:

@@ -131,13 +131,17 @@ def main(argv: list[str] | None = None) -> None:
     devices = args.devices.split(",") if args.devices else available_devices()
     if args.preset == "gpu" and not args.devices:
         devices = [d for d in devices if d != "cpu"] or ["cpu"]
-    print(f"torch {torch.__version__}: import {IMPORT_SECONDS:.2f} s; preset {args.preset}, task {args.task}, "
-          f"{len(config.encodings)} encodings × {config.steps} steps, threads {torch.get_num_threads()}")  # fmt: skip
+    print(
+        f"torch {torch.__version__}: import {IMPORT_SECONDS:.2f} s; preset {args.preset}, task {args.task}, "
+        f"{len(config.encodings)} encodings × {config.steps} steps, threads {torch.get_num_threads()}"
+    )
     rows = {device: timed_run(config, device, args.repeat) for device in devices}
     for device, row in rows.items():
         tokens = len(config.encodings) * config.steps * config.batch_size * (config.train_length - 1)
-        print(f"{device:5s} whole run {row['wall_seconds']:7.2f} s (training {row['train_seconds']:.2f} s, "
-              f"{tokens / row['train_seconds'] / 1e3:.0f}k tokens/s over all encodings)")  # fmt: skip
+        print(
+            f"{device:5s} whole run {row['wall_seconds']:7.2f} s (training {row['train_seconds']:.2f} s, "
+            f"{tokens / row['train_seconds'] / 1e3:.0f}k tokens/s over all encodings)"
+        )
         if device != "cpu" and "cpu" in rows:
             ratio = rows["cpu"]["wall_seconds"] / row["wall_seconds"]
             print(f"      {device} / cpu: {ratio:.1f}× faster, whole run, same process")
@@ -145,9 +149,11 @@ def main(argv: list[str] | None = None) -> None:
         for device, row in rows.items():
             row["trainers"] = compare_trainers(config, device, max(args.repeat, 1))
             both = row["trainers"]
-            print(f"{device:5s} training: stacked {both['stacked_seconds']:.2f} s, one by one "
-                  f"{both['one_by_one_seconds']:.2f} s: "
-                  f"{both['one_by_one_seconds'] / both['stacked_seconds']:.2f}× faster stacked")  # fmt: skip
+            print(
+                f"{device:5s} training: stacked {both['stacked_seconds']:.2f} s, one by one "
+                f"{both['one_by_one_seconds']:.2f} s: "
+                f"{both['one_by_one_seconds'] / both['stacked_seconds']:.2f}× faster stacked"
+            )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"import_seconds": IMPORT_SECONDS, "preset": args.preset, "task": args.task, "runs": rows}, fh)

@@ -74,12 +74,14 @@ def figure_costs(specs: list[dict], repeat: int) -> np.ndarray:
     r"""ms to send these figures: built by plotly then sent, built then sent, and sent again (plotly's, ours)."""
     go_figs = [go.Figure(spec) for spec in specs]
     built = [BuiltFigure(spec) for spec in specs]
-    return np.array([
-        median_ms(lambda: [send(go.Figure(spec)) for spec in specs], repeat),
-        median_ms(lambda: [send(BuiltFigure(spec)) for spec in specs], repeat),
-        median_ms(lambda: [send(fig) for fig in go_figs], repeat),
-        median_ms(lambda: [send(fig) for fig in built], repeat),
-    ])  # fmt: skip
+    return np.array(
+        [
+            median_ms(lambda: [send(go.Figure(spec)) for spec in specs], repeat),
+            median_ms(lambda: [send(BuiltFigure(spec)) for spec in specs], repeat),
+            median_ms(lambda: [send(fig) for fig in go_figs], repeat),
+            median_ms(lambda: [send(fig) for fig in built], repeat),
+        ]
+    )
 
 
 def bench_figures(repeat: int) -> None:
@@ -95,8 +97,10 @@ def bench_figures(repeat: int) -> None:
 
 
 def _cells(row: np.ndarray) -> str:
-    return (f"{row[0]:>11.2f}{row[1]:>11.2f}{row[0] / row[1]:>10.1f}×"
-            f"{row[2]:>11.2f}{row[3]:>11.2f}{row[2] / row[3]:>10.1f}×")  # fmt: skip
+    return (
+        f"{row[0]:>11.2f}{row[1]:>11.2f}{row[0] / row[1]:>10.1f}×"
+        f"{row[2]:>11.2f}{row[3]:>11.2f}{row[2] / row[3]:>10.1f}×"
+    )
 
 
 def bench_caches(repeat: int) -> None:

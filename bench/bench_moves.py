@@ -52,8 +52,16 @@ def cpu_seconds(proc: psutil.Process) -> float:
     return times.user + times.system
 
 
-def slider_costs(tabs: dict[str, Session], procs: dict[str, psutil.Process], first: dict, path: str,
-                 label: str, moves: int, rng: random.Random, gap: float = 0.3) -> dict | None:  # fmt: skip
+def slider_costs(
+    tabs: dict[str, Session],
+    procs: dict[str, psutil.Process],
+    first: dict,
+    path: str,
+    label: str,
+    moves: int,
+    rng: random.Random,
+    gap: float = 0.3,
+) -> dict | None:
     r"""Move the slider ``label`` ``moves`` times, each value on both servers in turn: its row (CPU and rerun ms per
     server). A slider's id changes with its range (a bound that follows another slider), so it is found by label."""
     app = next(iter(tabs))  # the app's own setting
@@ -108,10 +116,14 @@ def bench(moves: int, pages: list[str] | None, seed: int, compare: str = "blas",
                     continue
                 rows.append(row)
                 first = {name: tab.rerun(tab.pages[path]) for name, tab in tabs.items()}  # the page's full state
-                print(f"{path:18s} {row['slider'][:34]:34s} CPU "
-                      + " / ".join(f"{row[f'cpu ms: {n}']:6.1f}" for n in tabs)
-                      + " ms, rerun " + " / ".join(f"{row[f'rerun ms: {n}']:6.1f}" for n in tabs) + " ms",
-                      flush=True)  # fmt: skip
+                print(
+                    f"{path:18s} {row['slider'][:34]:34s} CPU "
+                    + " / ".join(f"{row[f'cpu ms: {n}']:6.1f}" for n in tabs)
+                    + " ms, rerun "
+                    + " / ".join(f"{row[f'rerun ms: {n}']:6.1f}" for n in tabs)
+                    + " ms",
+                    flush=True,
+                )
     finally:
         for server in servers.values():
             stop_server(server)
@@ -119,10 +131,19 @@ def bench(moves: int, pages: list[str] | None, seed: int, compare: str = "blas",
     reruns = {name: statistics.fmean(row[f"rerun ms: {name}"] for row in rows) for name in setups}
     ours, back = setups
     for what, means in (("server CPU", totals), ("rerun (median, to its last message)", reruns)):
-        print(f"mean {what} per move over {len(rows)} sliders ({ours} / {back}): {means[ours]:.1f} / "
-              f"{means[back]:.1f} ms, {means[back] / means[ours]:.2f}×")  # fmt: skip
-    return {"moves": moves, "gap_s": gap, "compare": compare, "setups": list(setups), "sliders": rows,
-            "mean_cpu_ms": totals, "mean_rerun_ms": reruns}  # fmt: skip
+        print(
+            f"mean {what} per move over {len(rows)} sliders ({ours} / {back}): {means[ours]:.1f} / "
+            f"{means[back]:.1f} ms, {means[back] / means[ours]:.2f}×"
+        )
+    return {
+        "moves": moves,
+        "gap_s": gap,
+        "compare": compare,
+        "setups": list(setups),
+        "sliders": rows,
+        "mean_cpu_ms": totals,
+        "mean_rerun_ms": reruns,
+    }
 
 
 def main() -> int:

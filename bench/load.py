@@ -124,10 +124,22 @@ class Round:
         return self.reruns / self.seconds if self.seconds else 0.0
 
 
-def run_load(base: str, *, sessions: int, moves: int, rounds: int, think: float, deadline: float, duration: float,
-             rss_pids: Sequence[int] = (), pages: Sequence[str] | None = None, seed: int = 0, fresh: bool = True,
-             reconnect: bool = False,
-             during: Callable[[list[Stats]], None] | None = None) -> tuple[list[Round], list[Stats]]:  # fmt: skip
+def run_load(
+    base: str,
+    *,
+    sessions: int,
+    moves: int,
+    rounds: int,
+    think: float,
+    deadline: float,
+    duration: float,
+    rss_pids: Sequence[int] = (),
+    pages: Sequence[str] | None = None,
+    seed: int = 0,
+    fresh: bool = True,
+    reconnect: bool = False,
+    during: Callable[[list[Stats]], None] | None = None,
+) -> tuple[list[Round], list[Stats]]:
     r"""Open ``sessions`` tabs at once and walk every page ``rounds`` times; return per-round and per-session data.
 
     ``during(stats)`` (optional) is called from a side thread while the first round runs (the scale-out runner
@@ -144,8 +156,16 @@ def run_load(base: str, *, sessions: int, moves: int, rounds: int, think: float,
             return
         rng = random.Random(seed * 1_000_003 + (r if fresh else 0) * 10_007 + i)
         try:
-            walk(tabs[i], all_stats[i], pages=pages, moves=moves, think=think, stop_at=stop_at, rng=rng,
-                 reconnect=reconnect)  # fmt: skip
+            walk(
+                tabs[i],
+                all_stats[i],
+                pages=pages,
+                moves=moves,
+                think=think,
+                stop_at=stop_at,
+                rng=rng,
+                reconnect=reconnect,
+            )
         except (OSError, websocket.WebSocketException):
             pass  # already recorded as an error; without --reconnect this tab stops
 
@@ -174,8 +194,15 @@ def open_tabs(tabs: Sequence[Session], all_stats: Sequence[Stats], stop_at: floa
     run_threads(connect, range(len(tabs)), stop_at)
 
 
-def play_round(r: int, walk_tab: Callable[[int, int], None], all_stats: list[Stats], *, rss_pids: Sequence[int],
-               stop_at: float, during: Callable[[list[Stats]], None] | None) -> Round:  # fmt: skip
+def play_round(
+    r: int,
+    walk_tab: Callable[[int, int], None],
+    all_stats: list[Stats],
+    *,
+    rss_pids: Sequence[int],
+    stop_at: float,
+    during: Callable[[list[Stats]], None] | None,
+) -> Round:
     r"""Round ``r`` measured: every tab walks at once (``walk_tab(i, r)``, ``during`` beside them) → its reruns,
     their latency and errors (what the stats gained), the server's RSS before and after, CPU of both sides."""
     before = server_rss_mb(rss_pids)
@@ -192,9 +219,17 @@ def play_round(r: int, walk_tab: Callable[[int, int], None], all_stats: list[Sta
         side.join(timeout=max(0.0, stop_at - time.monotonic()))
     times = [t for s, (n, _) in zip(all_stats, marks, strict=True) for t in s.times[n:]]
     errors = [e for s, (_, n) in zip(all_stats, marks, strict=True) for e in s.errors[n:]]
-    return Round(seconds, len(times), statistics.median(times) if times else float("nan"),
-                 percentile(times, 0.95), errors, before, server_rss_mb(rss_pids),
-                 own_cpu() - cpu0[0], cpu_seconds(rss_pids) - cpu0[1])  # fmt: skip
+    return Round(
+        seconds,
+        len(times),
+        statistics.median(times) if times else float("nan"),
+        percentile(times, 0.95),
+        errors,
+        before,
+        server_rss_mb(rss_pids),
+        own_cpu() - cpu0[0],
+        cpu_seconds(rss_pids) - cpu0[1],
+    )
 
 
 def run_threads(fn: Callable[[int], None], items: range, stop_at: float) -> None:
@@ -209,12 +244,16 @@ def run_threads(fn: Callable[[int], None], items: range, stop_at: float) -> None
 def report(rounds: list[Round], *, sessions: int, pages: Sequence[str]) -> dict:
     r"""Print a table of the rounds; return the same figures as a dict (for ``--json`` and the tests)."""
     print(f"{sessions} sessions × {len(pages)} pages ({', '.join(pages)})")
-    print(f"{'round':>5} {'reruns':>7} {'s':>7} {'rerun/s':>8} {'p50 s':>7} {'p95 s':>7} {'errors':>7} "
-          f"{'RSS before':>11} {'RSS after':>10} {'CPU client':>11} {'CPU server':>11}")  # fmt: skip
+    print(
+        f"{'round':>5} {'reruns':>7} {'s':>7} {'rerun/s':>8} {'p50 s':>7} {'p95 s':>7} {'errors':>7} "
+        f"{'RSS before':>11} {'RSS after':>10} {'CPU client':>11} {'CPU server':>11}"
+    )
     for i, r in enumerate(rounds, 1):
-        print(f"{i:>5} {r.reruns:>7} {r.seconds:>7.1f} {r.throughput:>8.1f} {r.p50:>7.3f} {r.p95:>7.3f} "
-              f"{len(r.errors):>7} {r.rss_before:>9.0f}MB {r.rss_after:>8.0f}MB {r.client_cpu:>10.1f}s "
-              f"{r.server_cpu:>10.1f}s")  # fmt: skip
+        print(
+            f"{i:>5} {r.reruns:>7} {r.seconds:>7.1f} {r.throughput:>8.1f} {r.p50:>7.3f} {r.p95:>7.3f} "
+            f"{len(r.errors):>7} {r.rss_before:>9.0f}MB {r.rss_after:>8.0f}MB {r.client_cpu:>10.1f}s "
+            f"{r.server_cpu:>10.1f}s"
+        )
     errors = [e for r in rounds for e in r.errors]
     for e in sorted(set(errors))[:10]:
         print(f"  error ×{errors.count(e)}: {e}")
@@ -277,12 +316,19 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         choices=("on", "off"),
         help="the page queue of the server this starts ($POSENC_PAGE_QUEUE; default: the environment's, else on)",
     )
-    ap.add_argument("--processes", type=int, metavar="K",
-                    help="serve as `python -m posenc_ui.serve --processes K` does (nginx in front, each process "
-                         "warmed up first) and begin once every process is quiet")  # fmt: skip
-    ap.add_argument("--warm", action="store_true",
-                    help="start the server as `python -m posenc_ui.serve` starts each process (the lab warmed up "
-                         "first), and begin once it has finished (its CPU quiet)")  # fmt: skip
+    ap.add_argument(
+        "--processes",
+        type=int,
+        metavar="K",
+        help="serve as `python -m posenc_ui.serve --processes K` does (nginx in front, each process "
+        "warmed up first) and begin once every process is quiet",
+    )
+    ap.add_argument(
+        "--warm",
+        action="store_true",
+        help="start the server as `python -m posenc_ui.serve` starts each process (the lab warmed up "
+        "first), and begin once it has finished (its CPU quiet)",
+    )
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--check", action="store_true", help="exit 1 unless the goals hold")
     return ap.parse_args(argv)
@@ -316,9 +362,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
     pages = args.pages.split(",") if args.pages else built_paths()
     with served(args) as (base, pids):
-        rounds, _ = run_load(base, sessions=args.sessions, moves=args.moves, rounds=args.rounds, think=args.think,
-                             deadline=args.deadline, duration=args.duration, rss_pids=pids, pages=pages,
-                             seed=args.seed, fresh=not args.repeat_values)  # fmt: skip
+        rounds, _ = run_load(
+            base,
+            sessions=args.sessions,
+            moves=args.moves,
+            rounds=args.rounds,
+            think=args.think,
+            deadline=args.deadline,
+            duration=args.duration,
+            rss_pids=pids,
+            pages=pages,
+            seed=args.seed,
+            fresh=not args.repeat_values,
+        )
     figures = report(rounds, sessions=args.sessions, pages=pages)
     missed = goals_met(rounds, processes=max(1, len(pids)))
     print("goals met" if not missed else f"goals missed: {', '.join(missed)}")

@@ -198,12 +198,26 @@ def new_value(slider: Slider, rng: random.Random) -> float | None:
     return None
 
 
-def walk(session: Session, stats: Stats, *, pages: Sequence[str], moves: int, think: float, stop_at: float,
-         rng: random.Random, reconnect: bool) -> None:  # fmt: skip
+def walk(
+    session: Session,
+    stats: Stats,
+    *,
+    pages: Sequence[str],
+    moves: int,
+    think: float,
+    stop_at: float,
+    rng: random.Random,
+    reconnect: bool,
+) -> None:
     r"""One round: every page in ``pages`` (URL paths), then ``moves`` slider moves on it."""
 
-    def act(page_hash: str = "", widget: tuple[str, float] | None = None, where: str = "home",
-            retry: bool = True, fragment: str = "") -> Run | None:  # fmt: skip
+    def act(
+        page_hash: str = "",
+        widget: tuple[str, float] | None = None,
+        where: str = "home",
+        retry: bool = True,
+        fragment: str = "",
+    ) -> Run | None:
         if time.monotonic() > stop_at:
             return None
         if think and retry:
@@ -237,12 +251,25 @@ def walk(session: Session, stats: Stats, *, pages: Sequence[str], moves: int, th
         page = session.pages[path]
         run = act(page, where=path)
         if run is not None:
-            move_sliders(run, lambda widget, where, fragment: act(page, widget, where, fragment=fragment),  # noqa: B023
-                         path=path, moves=moves, rng=rng, stats=stats)  # fmt: skip
+            move_sliders(
+                run,
+                lambda widget, where, fragment: act(page, widget, where, fragment=fragment),  # noqa: B023
+                path=path,
+                moves=moves,
+                rng=rng,
+                stats=stats,
+            )
 
 
-def move_sliders(first: Run, act: Callable[[tuple[str, float], str, str], Run | None], *, path: str, moves: int,
-                 rng: random.Random, stats: Stats) -> None:  # fmt: skip
+def move_sliders(
+    first: Run,
+    act: Callable[[tuple[str, float], str, str], Run | None],
+    *,
+    path: str,
+    moves: int,
+    rng: random.Random,
+    stats: Stats,
+) -> None:
     r"""``moves`` moves of the sliders that ``first`` (a page's run) drew; one drawn in a section reruns it alone."""
     sliders, fragments = dict(first.sliders), dict(first.fragments)  # a section's rerun sends only its own
     for _ in range(moves):

@@ -187,8 +187,12 @@ def sinusoidal_slow_pairs(length: int, dim: int, *, base: float = 10000.0, max_a
     if first == inv_freq.shape[0]:
         return SlowPairs(first, 0, 0.0, 0.0)
     table = sinusoidal(length, dim, base=base)[:, 2 * first :]  # (L, 2·count): the slow pairs' columns
-    return SlowPairs(first, inv_freq.shape[0] - first, float(np.max(np.abs(table[:, 0::2]))),
-                     float(np.max(np.abs(1.0 - table[:, 1::2]))))  # fmt: skip
+    return SlowPairs(
+        first,
+        inv_freq.shape[0] - first,
+        float(np.max(np.abs(table[:, 0::2]))),
+        float(np.max(np.abs(1.0 - table[:, 1::2]))),
+    )
 
 
 def pair_shift_matrix(offset: float, theta: float, *, order: str = "sin_cos") -> np.ndarray:
@@ -236,8 +240,9 @@ def linear_shift_residual(table: object, offset: int) -> float:
     table = as_array("table", table, ndim=2)
     offset = as_int("offset", offset, lo=1, hi=max(1, table.shape[0] - 1))
     if table.shape[0] - offset < table.shape[1]:
-        raise PosEncError(f"table needs at least d + offset = {table.shape[1] + offset} rows to pin M down, "
-                          f"got {table.shape[0]}")  # fmt: skip
+        raise PosEncError(
+            f"table needs at least d + offset = {table.shape[1] + offset} rows to pin M down, got {table.shape[0]}"
+        )
     before, after = table[:-offset], table[offset:]
     m, *_ = np.linalg.lstsq(before, after, rcond=None)  # (d, d)
     return float(np.max(np.abs(before @ m - after)))

@@ -195,8 +195,10 @@ def size_table(figures: Sequence[SiteFigure]) -> str:
     lines = [f"{'file':44} {'slider':13} {'frames':>6} {'KB':>7}"]
     pages: dict[str, list[SiteFigure]] = {}
     for fig in figures:
-        lines.append(f"{fig.path.parent.name + '/' + fig.path.name:44} {fig.swept or '-':13} {fig.frames:6d} "
-                     f"{fig.bytes / 1024:7.0f}")  # fmt: skip
+        lines.append(
+            f"{fig.path.parent.name + '/' + fig.path.name:44} {fig.swept or '-':13} {fig.frames:6d} "
+            f"{fig.bytes / 1024:7.0f}"
+        )
         pages.setdefault(fig.page, []).append(fig)
     lines.append(f"{'page':44} {'figures':>13} {'frames':>6} {'KB':>7}")
     for page, figs in pages.items():

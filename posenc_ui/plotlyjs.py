@@ -19,8 +19,20 @@ import plotly.offline
 #: plotly.js's cartesian bundle, as published on npm (``plotly.js-cartesian-dist-min``), in ``static/``.
 LEAN_BUNDLE = Path(__file__).resolve().parents[1] / "static" / "plotly-cartesian-4.1.1.min.js"
 #: The trace types that bundle registers (``tests/app/test_chart.py`` reads them out of the file).
-LEAN_TRACES = ("bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour", "image", "pie",
-               "scatter", "scatterternary", "violin")  # fmt: skip
+LEAN_TRACES = (
+    "bar",
+    "box",
+    "contour",
+    "heatmap",
+    "histogram",
+    "histogram2d",
+    "histogram2dcontour",
+    "image",
+    "pie",
+    "scatter",
+    "scatterternary",
+    "violin",
+)
 #: The file name the full bundle gets beside exported figures (``python -m posenc_ui.export``).
 FULL_NAME = "plotly.min.js"
 

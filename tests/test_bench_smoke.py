@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def bench(script: str, *args: str) -> str:
     r"""Run ``bench/<script>`` with ``args`` from the repository root; its standard output (it must exit 0)."""
-    run = subprocess.run([sys.executable, f"bench/{script}", *args], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, f"bench/{script}", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     return run.stdout
 

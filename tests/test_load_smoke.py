@@ -51,8 +51,16 @@ def test_a_class_opening_the_lab_at_once_on_a_cold_server() -> None:
     proc = start_server(free_port())
     port = proc.args[proc.args.index("--server.port") + 1]
     try:
-        rounds, _ = load.run_load(f"http://127.0.0.1:{port}", sessions=20, moves=0, rounds=1, think=0.0,
-                                  deadline=20.0, duration=25.0, pages=[catalog.BY_ID["lab"].url_path])  # fmt: skip
+        rounds, _ = load.run_load(
+            f"http://127.0.0.1:{port}",
+            sessions=20,
+            moves=0,
+            rounds=1,
+            think=0.0,
+            deadline=20.0,
+            duration=25.0,
+            pages=[catalog.BY_ID["lab"].url_path],
+        )
     finally:
         stop_server(proc)
     assert rounds[0].errors == []

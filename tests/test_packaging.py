@@ -27,8 +27,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     for name in ("posenc_core", "posenc_ui", "assets", "pages", "tests", "bench"):
         shutil.copytree(ROOT / name, source / name, ignore=junk)
     out = tmp_path_factory.mktemp("dist")
-    run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                          str(out), str(source)], capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     (path,) = out.glob("posenc-*.whl")
     return zipfile.ZipFile(path)

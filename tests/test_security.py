@@ -27,8 +27,11 @@ from posenc_ui import catalog
 
 ROOT = catalog.ROOT
 PACKAGES = ("posenc_ui", "posenc_core")
-APP_CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted(
-    p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))]  # fmt: skip
+APP_CODE = [
+    ROOT / "app.py",
+    *sorted((ROOT / "pages").glob("*.py")),
+    *sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")),
+]
 HTML_SINKS = {"html"}  # st.html(...), components.html(...)
 
 
@@ -50,10 +53,14 @@ def literal_constants(path: Path) -> set[str]:
             if isinstance(target, ast.Name):
                 bound.setdefault(target.id, []).append(node)
     return {
-        name for name, nodes in bound.items()
-        if len(nodes) == 1 and nodes[0] in tree.body and isinstance(nodes[0], ast.Assign)
-        and isinstance(nodes[0].value, ast.Constant) and isinstance(nodes[0].value.value, str)
-    }  # fmt: skip
+        name
+        for name, nodes in bound.items()
+        if len(nodes) == 1
+        and nodes[0] in tree.body
+        and isinstance(nodes[0], ast.Assign)
+        and isinstance(nodes[0].value, ast.Constant)
+        and isinstance(nodes[0].value.value, str)
+    }
 
 
 def is_literal(node: ast.AST | None, constants: set[str] = frozenset()) -> bool:

@@ -39,6 +39,11 @@ def test_serve_command_without_nginx_says_how_to_get_it() -> None:
     assert done.returncode == 2 and "apt-get install -y nginx" in done.stderr and "streamlit run app.py" in done.stderr
     wrong = subprocess.run([*missing[:3], "--processes", "0"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert wrong.returncode == 2 and "--processes must be between 1 and 64, got 0" in wrong.stderr
-    injected = subprocess.run([*missing[:3], "--address", "0.0.0.0:80; include /etc/passwd"], cwd=ROOT,
-                              capture_output=True, text=True, timeout=60)  # fmt: skip
+    injected = subprocess.run(
+        [*missing[:3], "--address", "0.0.0.0:80; include /etc/passwd"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert injected.returncode == 2 and "--address must be an IP address" in injected.stderr

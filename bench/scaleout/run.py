@@ -44,17 +44,38 @@ def throughput(ks: list[int], args: argparse.Namespace) -> list[dict]:
                 deadline=args.deadline,
                 duration=60,
                 pages=args.pages,
-            )  # fmt: skip  (warm-up: imports, caches of every backend)
-            rounds, stats = load.run_load(url, sessions=args.sessions, moves=args.moves, rounds=1, think=0.0,
-                                          deadline=args.deadline, duration=args.duration,
-                                          rss_pids=[p.pid for p in backends], pages=args.pages)  # fmt: skip
+            )  # warm-up: imports, caches of every backend
+            rounds, stats = load.run_load(
+                url,
+                sessions=args.sessions,
+                moves=args.moves,
+                rounds=1,
+                think=0.0,
+                deadline=args.deadline,
+                duration=args.duration,
+                rss_pids=[p.pid for p in backends],
+                pages=args.pages,
+            )
         (r,) = rounds
         first = [s.upstreams[0] for s in stats if s.upstreams]
         spread = {u: first.count(u) for u in sorted(set(first))}
-        rows.append({"k": k, "reruns": r.reruns, "seconds": r.seconds, "reruns_per_s": r.throughput, "p50": r.p50,
-                     "p95": r.p95, "errors": len(r.errors), "rss_mb": r.rss_after, "per_backend": spread})  # fmt: skip
-        print(f"K={k}: {r.throughput:.1f} reruns/s ({r.reruns} in {r.seconds:.1f} s), p50 {r.p50:.3f} s, "
-              f"p95 {r.p95:.3f} s, errors {len(r.errors)}, RSS {r.rss_after:.0f} MB, sessions {spread}")  # fmt: skip
+        rows.append(
+            {
+                "k": k,
+                "reruns": r.reruns,
+                "seconds": r.seconds,
+                "reruns_per_s": r.throughput,
+                "p50": r.p50,
+                "p95": r.p95,
+                "errors": len(r.errors),
+                "rss_mb": r.rss_after,
+                "per_backend": spread,
+            }
+        )
+        print(
+            f"K={k}: {r.throughput:.1f} reruns/s ({r.reruns} in {r.seconds:.1f} s), p50 {r.p50:.3f} s, "
+            f"p95 {r.p95:.3f} s, errors {len(r.errors)}, RSS {r.rss_after:.0f} MB, sessions {spread}"
+        )
     return rows
 
 
@@ -73,11 +94,28 @@ def kill_one(args: argparse.Namespace) -> dict:
             ports[victim].kill()
             ports[victim].wait()
 
-        load.run_load(url, sessions=min(args.sessions, 10), moves=1, rounds=1, think=0.0, deadline=args.deadline,
-                      duration=60, pages=args.pages)  # fmt: skip
-        rounds, stats = load.run_load(url, sessions=args.sessions, moves=args.moves, rounds=1, think=args.think,
-                                      deadline=args.deadline, duration=args.duration, pages=args.pages,
-                                      reconnect=True, during=kill)  # fmt: skip
+        load.run_load(
+            url,
+            sessions=min(args.sessions, 10),
+            moves=1,
+            rounds=1,
+            think=0.0,
+            deadline=args.deadline,
+            duration=60,
+            pages=args.pages,
+        )
+        rounds, stats = load.run_load(
+            url,
+            sessions=args.sessions,
+            moves=args.moves,
+            rounds=1,
+            think=args.think,
+            deadline=args.deadline,
+            duration=args.duration,
+            pages=args.pages,
+            reconnect=True,
+            during=kill,
+        )
     victim, killed_at, hit = record["victim"], record["killed_at"], set(record["on_victim"])
     others = [s for i, s in enumerate(stats) if i not in hit]
     moved = [stats[i] for i in hit]
@@ -93,10 +131,13 @@ def kill_one(args: argparse.Namespace) -> dict:
         "victim_tabs_ok_after_reconnect": sum(1 for s in moved if any(t > killed_at and ok == "ok" for t, ok in s.log)),
         "p95": rounds[0].p95,
     }
-    result["passed"] = (result["errors_on_survivor"] == 0 and result["reruns_on_survivor_after_kill"] > 0
-                        and result["victim_tabs_reconnected"] == len(hit) > 0
-                        and result["victim_tabs_ok_after_reconnect"] == len(hit)
-                        and victim not in result["reconnected_onto"])  # fmt: skip
+    result["passed"] = (
+        result["errors_on_survivor"] == 0
+        and result["reruns_on_survivor_after_kill"] > 0
+        and result["victim_tabs_reconnected"] == len(hit) > 0
+        and result["victim_tabs_ok_after_reconnect"] == len(hit)
+        and victim not in result["reconnected_onto"]
+    )
     print(f"kill one of 2 backends after {args.kill_after:.0f} s: " + json.dumps(result))
     return result
 

@@ -16,8 +16,13 @@ from ..errors import PosEncError, as_array, as_bool, as_int
 from .curves import rope_decay_all_ones
 from .rotation import _check_inv_freq, _check_positions, apply_rope, pairing_permutation, rope_scores
 
-__all__ = ["pairing_residual", "rope_decay_random_expected", "rope_decay_random_z", "rope_period_gaps",
-           "rope_relative_gaps"]  # fmt: skip
+__all__ = [
+    "pairing_residual",
+    "rope_decay_random_expected",
+    "rope_decay_random_z",
+    "rope_period_gaps",
+    "rope_relative_gaps",
+]
 
 
 def rope_relative_gaps(

@@ -238,9 +238,15 @@ def rope_scores_mixed_pairing(
     query_pairing = as_choice("query_pairing", query_pairing, PAIRINGS)
     key_pairing = as_choice("key_pairing", key_pairing, PAIRINGS)
     return rope_scores(
-        q, k, inv_freq, query_positions=query_positions, key_positions=key_positions,
-        pairing=query_pairing, key_pairing=key_pairing, scale=scale,
-    )  # fmt: skip
+        q,
+        k,
+        inv_freq,
+        query_positions=query_positions,
+        key_positions=key_positions,
+        pairing=query_pairing,
+        key_pairing=key_pairing,
+        scale=scale,
+    )
 
 
 # --- helpers --------------------------------------------------------------------------------------------------------

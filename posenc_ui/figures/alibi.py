@@ -41,14 +41,20 @@ def slopes(values: np.ndarray, exponents: np.ndarray, closest: int, *, lang: str
     heads = np.arange(values.shape[0])
     groups = (("geometric", heads < closest, BLUE), ("between", heads >= closest, ORANGE))
     traces = [
-        {"type": "scatter", "x": heads[mask], "y": values[mask], "mode": "markers+lines" if name == "geometric"
-         else "markers", "marker": {"color": colour, "size": 8 if values.shape[0] <= 32 else 5},
-         "line": {"color": colour, "width": 1}, "name": t(f"alibi.group_{name}", lang, c=closest, c2=2 * closest),
-         "customdata": [exponent_label(e) for e in exponents[mask]],
-         "hovertemplate": f"{t('alibi.head', lang)} %{{x}}: m = %{{customdata}} = %{{y:.5g}}<extra></extra>",
-         "showlegend": bool(mask.any())}
+        {
+            "type": "scatter",
+            "x": heads[mask],
+            "y": values[mask],
+            "mode": "markers+lines" if name == "geometric" else "markers",
+            "marker": {"color": colour, "size": 8 if values.shape[0] <= 32 else 5},
+            "line": {"color": colour, "width": 1},
+            "name": t(f"alibi.group_{name}", lang, c=closest, c2=2 * closest),
+            "customdata": [exponent_label(e) for e in exponents[mask]],
+            "hovertemplate": f"{t('alibi.head', lang)} %{{x}}: m = %{{customdata}} = %{{y:.5g}}<extra></extra>",
+            "showlegend": bool(mask.any()),
+        }
         for name, mask, colour in groups
-    ]  # fmt: skip  # both groups always, one maybe empty: the exported slider over head counts needs fixed traces
+    ]  # both groups always, one maybe empty: the exported slider over head counts needs fixed traces
     ticks = np.arange(0, int(np.ceil(exponents.max())) + 1)
     return figure(
         traces,
@@ -70,8 +76,12 @@ def _grid(n_panels: int, columns: int = COLUMNS) -> tuple[int, list[dict]]:
         r, c = divmod(p, columns)
         x0, x1 = c / columns, (c + 1) / columns
         y1, y0 = 1 - r / rows, 1 - (r + 1) / rows
-        domains.append({"x": [x0 + GAP / 2 * (c > 0), x1 - GAP / 2 * (c < columns - 1)],
-                        "y": [y0 + V_GAP / rows * (r < rows - 1), y1 - V_GAP / rows]})  # fmt: skip
+        domains.append(
+            {
+                "x": [x0 + GAP / 2 * (c > 0), x1 - GAP / 2 * (c < columns - 1)],
+                "y": [y0 + V_GAP / rows * (r < rows - 1), y1 - V_GAP / rows],
+            }
+        )
     return rows, domains
 
 
@@ -102,17 +112,31 @@ def panel_heatmaps(
         trace = heatmap_trace(z, x=positions, y=positions, colorscale=SEQUENTIAL, hover=hover, **scale)
         data.append(trace | {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
         layout[f"xaxis{suffix}"] = {"domain": domain["x"], "anchor": f"y{suffix}", "nticks": 5}
-        layout[f"yaxis{suffix}"] = {"domain": domain["y"], "anchor": f"x{suffix}", "autorange": "reversed",
-                                    "nticks": 5}  # fmt: skip
+        layout[f"yaxis{suffix}"] = {"domain": domain["y"], "anchor": f"x{suffix}", "autorange": "reversed", "nticks": 5}
         text = wrap_title(titles[p], TITLE_UNITS // columns)  # side by side on a phone: each its own lines
-        annotations.append({"text": text, "xref": "paper", "yref": "paper", "x": sum(domain["x"]) / 2,
-                            "y": domain["y"][1], "xanchor": "center", "yanchor": "bottom", "showarrow": False,
-                            "font": {"size": 12}})  # fmt: skip
+        annotations.append(
+            {
+                "text": text,
+                "xref": "paper",
+                "yref": "paper",
+                "x": sum(domain["x"]) / 2,
+                "y": domain["y"][1],
+                "xanchor": "center",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 12},
+            }
+        )
     if shared_scale:
-        layout["coloraxis"] = {"colorscale": SEQUENTIAL, "cmin": zmin, "cmax": zmax,
-                               "colorbar": {"title": {"text": value_name}, "thickness": 12, "len": 0.9}}  # fmt: skip
-    return figure(data, title=title, height=80 + PANEL_HEIGHT * rows, annotations=annotations,
-                  margin={"t": 84, "b": 30}, **layout)  # fmt: skip
+        layout["coloraxis"] = {
+            "colorscale": SEQUENTIAL,
+            "cmin": zmin,
+            "cmax": zmax,
+            "colorbar": {"title": {"text": value_name}, "thickness": 12, "len": 0.9},
+        }
+    return figure(
+        data, title=title, height=80 + PANEL_HEIGHT * rows, annotations=annotations, margin={"t": 84, "b": 30}, **layout
+    )
 
 
 def receptive_field(
@@ -121,11 +145,15 @@ def receptive_field(
     r"""τ / m per head on a log axis; the heads drawn above are outlined, the sequence length is a reference line."""
     heads = np.arange(fields.shape[0])
     bar = {
-        "type": "bar", "x": heads, "y": fields,
-        "marker": {"color": np.where(heads < closest, BLUE, ORANGE).tolist(),
-                   "line": {"color": [SELECTED if h in shown else TRANSPARENT for h in heads], "width": 2}},
+        "type": "bar",
+        "x": heads,
+        "y": fields,
+        "marker": {
+            "color": np.where(heads < closest, BLUE, ORANGE).tolist(),
+            "line": {"color": [SELECTED if h in shown else TRANSPARENT for h in heads], "width": 2},
+        },
         "hovertemplate": f"{t('alibi.head', lang)} %{{x}}: d = %{{y:.4g}}<extra></extra>",
-    }  # fmt: skip
+    }
     return figure(
         [bar],
         title=t("alibi.fig_field", lang, threshold=threshold),
@@ -145,13 +173,30 @@ def bias_curves(
     head = t("alibi.head", lang)
     for n, (h, curve, field) in enumerate(zip(heads, curves, fields, strict=True)):
         colour = PALETTE[n % len(PALETTE)]
-        traces.append({"type": "scatter", "x": distances, "y": curve, "mode": "lines", "line": {"color": colour},
-                       "name": f"{head} {h}", "hovertemplate": "d = %{x}: %{y:.3f}<extra></extra>"})  # fmt: skip
+        traces.append(
+            {
+                "type": "scatter",
+                "x": distances,
+                "y": curve,
+                "mode": "lines",
+                "line": {"color": colour},
+                "name": f"{head} {h}",
+                "hovertemplate": "d = %{x}: %{y:.3f}<extra></extra>",
+            }
+        )
         # Where the curve crosses −τ, or an empty marker past the drawn range (an exported slider needs fixed traces).
         cross = ([field], [-threshold]) if field <= distances[-1] else ([], [])
-        traces.append({"type": "scatter", "x": cross[0], "y": cross[1], "mode": "markers",
-                       "marker": {"color": colour, "size": 10, "symbol": "x"}, "showlegend": False,
-                       "hovertemplate": f"{head} {h}: d = %{{x:.4g}}<extra></extra>"})  # fmt: skip
+        traces.append(
+            {
+                "type": "scatter",
+                "x": cross[0],
+                "y": cross[1],
+                "mode": "markers",
+                "marker": {"color": colour, "size": 10, "symbol": "x"},
+                "showlegend": False,
+                "hovertemplate": f"{head} {h}: d = %{{x:.4g}}<extra></extra>",
+            }
+        )
     floor = max(float(curves.min()), -4 * threshold)  # the slow heads would flatten everything else
     return figure(
         traces,

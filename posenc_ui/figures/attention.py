@@ -38,9 +38,16 @@ def attention_map(
     labels = np.asarray(token_labels(tokens))
     hover = f"{axis('query', lang)}: %{{y}}<br>{axis('key', lang)}: %{{customdata}}<br>%{{z:.3f}}"
     trace = heatmap_trace(
-        weights, x=np.arange(len(tokens)), y=labels, colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0, hover=hover,
-        showscale=showscale, customdata=np.broadcast_to(labels, weights.shape),
-    )  # fmt: skip
+        weights,
+        x=np.arange(len(tokens)),
+        y=labels,
+        colorscale=SEQUENTIAL,
+        zmin=0.0,
+        zmax=1.0,
+        hover=hover,
+        showscale=showscale,
+        customdata=np.broadcast_to(labels, weights.shape),
+    )
     title = t("why.fig_attention", lang, sentence=sentence(tokens), encoding=t(f"enc.{encoding}", lang))
     return figure(
         [trace],

@@ -239,9 +239,17 @@ def extrapolation(
         for j, encoding in enumerate(encodings):
             offset = (j - (len(encodings) - 1) / 2) * SPREAD_X / max(len(encodings) - 1, 1)
             traces.append(
-                _spread_trace(panel.bands, panel.spreads[encoding], offset, name=labels[encoding], group=encoding,
-                              colour=colours[encoding], suffix=suffix, legend=k == 0)
-            )  # fmt: skip
+                _spread_trace(
+                    panel.bands,
+                    panel.spreads[encoding],
+                    offset,
+                    name=labels[encoding],
+                    group=encoding,
+                    colour=colours[encoding],
+                    suffix=suffix,
+                    legend=k == 0,
+                )
+            )
         layout |= _band_axes(panel.bands, suffix, bottom, top)
         notes, lines = _panel_marks(panel, suffix, bottom, top)
         annotations += notes

@@ -30,10 +30,26 @@ def _line(x: np.ndarray, y: np.ndarray, name: str, key: str, hover: str, *, dash
 
 def _marker(x: float, label: str) -> dict[str, list[dict]]:
     r"""A labelled vertical line at ``x`` (the chosen s·L, or L)."""
-    shape = {"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "paper", "y0": 0, "y1": 1,
-             "line": {"color": INK, "dash": "dot", "width": 1.5}}  # fmt: skip
-    note = {"xref": "x", "x": np.log10(x), "yref": "paper", "y": 1.0, "yanchor": "bottom", "text": label,
-            "showarrow": False, "font": {"color": INK}}  # fmt: skip
+    shape = {
+        "type": "line",
+        "xref": "x",
+        "x0": x,
+        "x1": x,
+        "yref": "paper",
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": INK, "dash": "dot", "width": 1.5},
+    }
+    note = {
+        "xref": "x",
+        "x": np.log10(x),
+        "yref": "paper",
+        "y": 1.0,
+        "yanchor": "bottom",
+        "text": label,
+        "showarrow": False,
+        "font": {"color": INK},
+    }
     return {"shapes": [shape], "annotations": [note]}
 
 
@@ -89,11 +105,25 @@ def seen_distance(
     r"""The relative position each method hands RoPE against the true distance (log-log); L as a line."""
     hover = f"{t('extension.axis_distance', lang)} %{{x:,}}<br>→ %{{y:,.1f}}"
     traces = [_line(distances, v, t(f"extension.seen.{key}", lang), key, hover) for key, v in curves.items()]
-    line = {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": length, "y1": length,
-            "line": {"color": GREY, "dash": "dot", "width": 1.5}}  # fmt: skip
-    note = {"xref": "paper", "x": 0.0, "xanchor": "left", "y": np.log10(length), "yanchor": "bottom",
-            "showarrow": False, "text": t("extension.line_train", lang, length=f"{length:,}"),
-            "font": {"color": GREY}}  # fmt: skip
+    line = {
+        "type": "line",
+        "xref": "paper",
+        "x0": 0,
+        "x1": 1,
+        "y0": length,
+        "y1": length,
+        "line": {"color": GREY, "dash": "dot", "width": 1.5},
+    }
+    note = {
+        "xref": "paper",
+        "x": 0.0,
+        "xanchor": "left",
+        "y": np.log10(length),
+        "yanchor": "bottom",
+        "showarrow": False,
+        "text": t("extension.line_train", lang, length=f"{length:,}"),
+        "font": {"color": GREY},
+    }
     return figure(
         traces,
         title=title,

@@ -48,11 +48,15 @@ def with_slider(figures: Sequence[dict], labels: Sequence[str], *, active: int, 
     layout["margin"] = margin
     if "height" in layout:
         layout["height"] = layout["height"] + SLIDER_ROOM
-    layout["sliders"] = [{
-        "active": active,
-        "currentvalue": {"prefix": prefix, "font": {"size": 14}},
-        "pad": {"t": 30},
-        "steps": [{"label": label, "method": "animate", "args": [[str(i)], _SHOW_AT_ONCE]}
-                  for i, label in enumerate(labels)],
-    }]  # fmt: skip
+    layout["sliders"] = [
+        {
+            "active": active,
+            "currentvalue": {"prefix": prefix, "font": {"size": 14}},
+            "pad": {"t": 30},
+            "steps": [
+                {"label": label, "method": "animate", "args": [[str(i)], _SHOW_AT_ONCE]}
+                for i, label in enumerate(labels)
+            ],
+        }
+    ]
     return go.Figure({"data": shown["data"], "layout": layout, "frames": frames})

@@ -63,9 +63,16 @@ def extrapolation(
     line = {"type": "line", "xref": "x2", "yref": "paper", "y0": 0, "y1": 1}
     panel_title = {"xref": "paper", "yref": "paper", "x": 0.5, "showarrow": False, "yanchor": "bottom"}
     wall_label = {
-        "x": max_length, "xref": "x2", "y": 0.94, "yref": "paper", "xanchor": "left", "xshift": 6, "showarrow": False,
-        "text": t("learned.wall_label", lang, max_length=max_length), "font": {"color": WALL_COLOUR},
-    }  # fmt: skip
+        "x": max_length,
+        "xref": "x2",
+        "y": 0.94,
+        "yref": "paper",
+        "xanchor": "left",
+        "xshift": 6,
+        "showarrow": False,
+        "text": t("learned.wall_label", lang, max_length=max_length),
+        "font": {"color": WALL_COLOUR},
+    }
     return figure(
         _column_traces(learned, sines, dims, lang=lang),
         title=t("learned.fig_extrapolation", lang, position=position),
@@ -95,20 +102,37 @@ _LABEL_BOX = {"bgcolor": translucent(WHITE, 0.85), "showarrow": False, "font": {
 
 def _row_wall(trained: int, xref: str = "x") -> dict:
     r"""A vertical line between the last trained row and the first untouched one (on axis ``xref``)."""
-    return {"type": "line", "xref": xref, "yref": "paper", "x0": trained - 0.5, "x1": trained - 0.5, "y0": 0, "y1": 1,
-            "line": {"color": WALL_COLOUR, "width": 2}}  # fmt: skip
+    return {
+        "type": "line",
+        "xref": xref,
+        "yref": "paper",
+        "x0": trained - 0.5,
+        "x1": trained - 0.5,
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": WALL_COLOUR, "width": 2},
+    }
 
 
 def _by_group(x: np.ndarray, y: np.ndarray, trained: int, *, lang: str, legend: bool = True, **extra: object) -> list:
     r"""Two line-and-dot traces: points x < trained (trained rows) and the rest (rows training never touched)."""
     groups = (("trained", TRAINED_COLOUR, x < trained), ("untouched", UNTOUCHED_COLOUR, x >= trained))
     return [
-        {"type": "scatter", "x": x[mask], "y": y[mask], "mode": "lines+markers", "legendgroup": group,
-         "name": t(f"learned.group_{group}", lang), "line": {"color": colour, "width": 1},
-         "marker": {"color": colour, "size": 4}, "showlegend": legend, **extra}
+        {
+            "type": "scatter",
+            "x": x[mask],
+            "y": y[mask],
+            "mode": "lines+markers",
+            "legendgroup": group,
+            "name": t(f"learned.group_{group}", lang),
+            "line": {"color": colour, "width": 1},
+            "marker": {"color": colour, "size": 4},
+            "showlegend": legend,
+            **extra,
+        }
         for group, colour, mask in groups
         if np.any(mask)
-    ]  # fmt: skip
+    ]
 
 
 def trained_table(
@@ -137,13 +161,23 @@ def trained_table(
         height=440,
         xaxis={"nticks": 8},
         yaxis={"autorange": "reversed"},
-        shapes=[{"type": "line", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": edge, "y1": edge,
-                 "line": {"color": WALL_COLOUR, "width": 2}}],
+        shapes=[
+            {
+                "type": "line",
+                "xref": "paper",
+                "yref": "y",
+                "x0": 0,
+                "x1": 1,
+                "y0": edge,
+                "y1": edge,
+                "line": {"color": WALL_COLOUR, "width": 2},
+            }
+        ],
         annotations=[
             {**label, "yanchor": "bottom", "text": t("learned.above_wall", lang, last=trained - 1)},
             {**label, "yanchor": "top", "text": t("learned.below_wall", lang, first=trained)},
         ],
-    )  # fmt: skip
+    )
 
 
 def trained_rows(
@@ -167,8 +201,14 @@ def trained_rows(
         *_by_group(pairs, cosine, trained - 1, lang=lang, hovertemplate=hover_cos),
         *_by_group(loss_rows, loss, trained, lang=lang, legend=False, xaxis="x2", yaxis="y2", hovertemplate=hover_loss),
     ]
-    panel_title = {"xref": "paper", "yref": "paper", "x": 0.5, "showarrow": False, "yanchor": "bottom",
-                   "bgcolor": "white"}  # fmt: skip
+    panel_title = {
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0.5,
+        "showarrow": False,
+        "yanchor": "bottom",
+        "bgcolor": "white",
+    }
     return figure(
         traces,
         title=t("learned.fig_trained_rows", lang),
@@ -178,19 +218,37 @@ def trained_rows(
         xaxis2={"anchor": "y2", "title": {"text": axis("position", lang)}},
         yaxis2={"domain": [0.0, 0.42], "rangemode": "tozero", "title": {"text": t("learned.axis_loss", lang)}},
         shapes=[
-            {"type": "rect", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": -band, "y1": band,
-             "fillcolor": translucent(GREY, 0.2), "line": {"width": 0}, "layer": "below"},
+            {
+                "type": "rect",
+                "xref": "paper",
+                "yref": "y",
+                "x0": 0,
+                "x1": 1,
+                "y0": -band,
+                "y1": band,
+                "fillcolor": translucent(GREY, 0.2),
+                "line": {"width": 0},
+                "layer": "below",
+            },
             _row_wall(trained, "x2"),
         ],
         annotations=[
             {**panel_title, "y": 1.0, "text": t("learned.panel_cosine", lang)},
             {**panel_title, "y": 0.42, "text": t("learned.panel_loss", lang)},
-            {"xref": "paper", "x": 1.0, "xanchor": "right", "yref": "y", "y": 0.75, "showarrow": False,
-             "text": t("learned.band", lang, band=f"{band:.2f}"), "font": {"color": GREY}},  # clear of the dots
+            {
+                "xref": "paper",
+                "x": 1.0,
+                "xanchor": "right",
+                "yref": "y",
+                "y": 0.75,
+                "showarrow": False,
+                "text": t("learned.band", lang, band=f"{band:.2f}"),
+                "font": {"color": GREY},
+            },  # clear of the dots
         ],
         legend=legend_below(),
         margin={"t": 72},
-    )  # fmt: skip
+    )
 
 
 def untouched_rows(distance: np.ndarray, trained: int, *, lang: str) -> go.Figure:
@@ -205,10 +263,19 @@ def untouched_rows(distance: np.ndarray, trained: int, *, lang: str) -> go.Figur
         height=380,
         yaxis={"rangemode": "tozero"},
         shapes=[_row_wall(trained)],
-        annotations=[{**_LABEL_BOX, "xref": "x", "x": trained - 0.5, "xanchor": "left", "yref": "paper", "y": 0.5,
-                      "text": t("learned.untouched_label", lang, first=trained)}],
+        annotations=[
+            {
+                **_LABEL_BOX,
+                "xref": "x",
+                "x": trained - 0.5,
+                "xanchor": "left",
+                "yref": "paper",
+                "y": 0.5,
+                "text": t("learned.untouched_label", lang, first=trained),
+            }
+        ],
         legend=legend_below(),
-    )  # fmt: skip
+    )
 
 
 def one_hot_weights(one_hot: np.ndarray, weight: np.ndarray, sizes: Sequence[int], *, lang: str) -> go.Figure:
@@ -219,14 +286,33 @@ def one_hot_weights(one_hot: np.ndarray, weight: np.ndarray, sizes: Sequence[int
     names = [t(f"learned.table_{part}", lang) for part in ("tok", "pos", "seg")]
     labels = np.asarray([f"{name} {i}" for name, size in zip(names, sizes, strict=True) for i in range(size)])
     strip = heatmap_trace(
-        one_hot[:, None], x=np.array(["1"]), y=labels, colorscale=ONE_HOT, zmin=0, zmax=1, showscale=False,
-        hover="%{y}: %{z:.0f}", xgap=2, ygap=2, text=one_hot[:, None].astype(int), texttemplate="%{text}",
-    )  # fmt: skip
+        one_hot[:, None],
+        x=np.array(["1"]),
+        y=labels,
+        colorscale=ONE_HOT,
+        zmin=0,
+        zmax=1,
+        showscale=False,
+        hover="%{y}: %{z:.0f}",
+        xgap=2,
+        ygap=2,
+        text=one_hot[:, None].astype(int),
+        texttemplate="%{text}",
+    )
     limit = float(np.max(np.abs(weight))) or 1.0
     table = heatmap_trace(
-        weight, x=np.arange(weight.shape[1]), y=labels, colorscale=DIVERGING, zmid=0.0, zmin=-limit, zmax=limit,
-        hover=f"%{{y}}, {axis('dim', lang)} %{{x}}: %{{z:.4f}}", xgap=1, ygap=2, xaxis="x2",
-    )  # fmt: skip
+        weight,
+        x=np.arange(weight.shape[1]),
+        y=labels,
+        colorscale=DIVERGING,
+        zmid=0.0,
+        zmin=-limit,
+        zmax=limit,
+        hover=f"%{{y}}, {axis('dim', lang)} %{{x}}: %{{z:.4f}}",
+        xgap=1,
+        ygap=2,
+        xaxis="x2",
+    )
     return figure(
         [strip, table],
         title=t("learned.fig_onehot", lang),
@@ -242,9 +328,13 @@ def embedding_outputs(summed: np.ndarray, linear: np.ndarray, *, lang: str) -> g
     dims = np.arange(summed.shape[0])
     bars = {"type": "bar", "x": dims, "y": summed, "name": t("learned.summed", lang), "marker": {"color": SIN_COLOUR}}
     diamonds = {
-        "type": "scatter", "x": dims, "y": linear, "mode": "markers", "name": t("learned.linear", lang),
+        "type": "scatter",
+        "x": dims,
+        "y": linear,
+        "mode": "markers",
+        "name": t("learned.linear", lang),
         "marker": {"color": ORANGE, "size": 10, "symbol": "diamond", "line": {"color": "white", "width": 1}},
-    }  # fmt: skip
+    }
     return figure(
         [bars, diamonds],
         title=t("learned.outputs", lang),

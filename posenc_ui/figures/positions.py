@@ -27,17 +27,32 @@ def integer_positions(positions: np.ndarray, *, lang: str) -> go.Figure:
         "hovertemplate": "p = %{y:.0f}<extra></extra>",
     }
     band_key = {  # a legend entry for the shaded band
-        "type": "scatter", "x": [None], "y": [None], "mode": "markers", "name": t("first.band_trace", lang),
+        "type": "scatter",
+        "x": [None],
+        "y": [None],
+        "mode": "markers",
+        "name": t("first.band_trace", lang),
         "marker": {"color": BLUE, "opacity": 0.3, "size": 12, "symbol": "square"},
-    }  # fmt: skip
+    }
     band = {
-        "type": "rect", "xref": "paper", "x0": 0, "x1": 1, "y0": -1, "y1": 1, "fillcolor": BLUE, "opacity": 0.15,
-        "line": {"width": 0}, "layer": "below",
-    }  # fmt: skip
+        "type": "rect",
+        "xref": "paper",
+        "x0": 0,
+        "x1": 1,
+        "y0": -1,
+        "y1": 1,
+        "fillcolor": BLUE,
+        "opacity": 0.15,
+        "line": {"width": 0},
+        "layer": "below",
+    }
     return figure(
-        [line, band_key], title=t("first.fig_integer", lang), x=axis("token", lang), y=axis("value", lang),
+        [line, band_key],
+        title=t("first.fig_integer", lang),
+        x=axis("token", lang),
+        y=axis("value", lang),
         shapes=[band],
-    )  # fmt: skip
+    )
 
 
 def normalized_positions(rows: Mapping[int, np.ndarray], *, lang: str) -> go.Figure:
@@ -74,10 +89,18 @@ def binary_bits(bits: np.ndarray, *, lang: str) -> go.Figure:
     length, width = bits.shape
     labelled = {"text": bits.astype(int), "texttemplate": "%{text}", "textfont": {"size": 11}}
     trace = heatmap_trace(
-        bits, x=np.arange(width), y=np.arange(length), colorscale=BITS, zmin=0, zmax=1, showscale=False,
+        bits,
+        x=np.arange(width),
+        y=np.arange(length),
+        colorscale=BITS,
+        zmin=0,
+        zmax=1,
+        showscale=False,
         hover=f"{axis('position', lang)} %{{y}}<br>{axis('bit', lang)} %{{x}}: %{{z:.0f}}",
-        xgap=1, ygap=1 if length <= 64 else 0, **(labelled if length <= MAX_LABELLED else {}),
-    )  # fmt: skip
+        xgap=1,
+        ygap=1 if length <= 64 else 0,
+        **(labelled if length <= MAX_LABELLED else {}),
+    )
     return figure(
         [trace],
         title=t("first.fig_binary", lang),
@@ -93,8 +116,21 @@ def neighbour_jumps(binary: np.ndarray, sines: np.ndarray, *, lang: str) -> go.F
     r"""‖PE(p+1) − PE(p)‖ against p: jumps for binary codes, one constant for sinusoids of the same width."""
     p = np.arange(binary.shape[0])
     hover = "p → p+1: %{y:.3f}<extra></extra>"
-    bars = {"type": "bar", "x": p, "y": binary, "name": t("first.binary_trace", lang),
-            "marker": {"color": VERMILION}, "hovertemplate": hover}  # fmt: skip
-    line = {"type": "scatter", "x": p, "y": sines, "mode": "lines", "name": t("first.sines_trace", lang),
-            "line": {"color": SIN_COLOUR, "width": 3}, "hovertemplate": hover}  # fmt: skip
+    bars = {
+        "type": "bar",
+        "x": p,
+        "y": binary,
+        "name": t("first.binary_trace", lang),
+        "marker": {"color": VERMILION},
+        "hovertemplate": hover,
+    }
+    line = {
+        "type": "scatter",
+        "x": p,
+        "y": sines,
+        "mode": "lines",
+        "name": t("first.sines_trace", lang),
+        "line": {"color": SIN_COLOUR, "width": 3},
+        "hovertemplate": hover,
+    }
     return figure([bars, line], title=t("first.fig_jumps", lang), x=axis("position", lang), y=axis("distance", lang))

@@ -54,9 +54,17 @@ def shaw_index(index: np.ndarray, rows: np.ndarray, cols: np.ndarray, max_relati
     k = max_relative
     hover = f"{axis('query', lang)} %{{y}}<br>{axis('key', lang)} %{{x}}<br>{t('relative.index_hover', lang)} %{{z}}"
     trace = heatmap_trace(
-        index, x=cols, y=rows, colorscale=DIVERGING, zmid=float(k), zmin=0.0, zmax=float(max(2 * k, 1)),
-        hover=hover, colorbar_title=t("relative.index_bar", lang), **_cell_labels(index, "%d"),
-    )  # fmt: skip
+        index,
+        x=cols,
+        y=rows,
+        colorscale=DIVERGING,
+        zmid=float(k),
+        zmin=0.0,
+        zmax=float(max(2 * k, 1)),
+        hover=hover,
+        colorbar_title=t("relative.index_bar", lang),
+        **_cell_labels(index, "%d"),
+    )
     title = t("relative.fig_shaw", lang, lq=len(rows), lk=len(cols), k=k, size=2 * k + 1)
     return figure([trace], **_matrix_layout(title, lang, index.shape))
 
@@ -65,9 +73,12 @@ def bias_table(weights: np.ndarray, max_relative: int, *, lang: str) -> go.Figur
     r"""The 2k + 1 learned scalars :math:`R_r`, r = −k … k: all the bias matrix is made of."""
     offsets = np.arange(-max_relative, max_relative + 1)
     bar = {
-        "type": "bar", "x": offsets, "y": weights, "marker": {"color": VERMILION},
+        "type": "bar",
+        "x": offsets,
+        "y": weights,
+        "marker": {"color": VERMILION},
         "hovertemplate": "r = %{x}: R<sub>r</sub> = %{y:.4f}<extra></extra>",
-    }  # fmt: skip
+    }
     return figure(
         [bar],
         title=t("relative.fig_table", lang, size=2 * max_relative + 1),
@@ -99,10 +110,17 @@ def t5_buckets(
     ±max_distance (everything beyond shares the last bucket)."""
     hover = f"r = %{{x}}: {t('relative.axis_bucket', lang)} %{{y}}<extra></extra>"
     traces = [
-        {"type": "scatter", "x": relative, "y": buckets, "mode": "lines", "line": {"shape": "hv", "color": colour},
-         "name": t(f"relative.direction.{mode}", lang), "hovertemplate": hover}
+        {
+            "type": "scatter",
+            "x": relative,
+            "y": buckets,
+            "mode": "lines",
+            "line": {"shape": "hv", "color": colour},
+            "name": t(f"relative.direction.{mode}", lang),
+            "hovertemplate": hover,
+        }
         for mode, buckets, colour in (("bidirectional", bidirectional, BLUE), ("causal", causal, ORANGE))
-    ]  # fmt: skip
+    ]
     marks = [
         (-max_exact_bidirectional, BLUE, "dot"),
         (max_exact_bidirectional, BLUE, "dot"),
@@ -111,20 +129,37 @@ def t5_buckets(
         (max_distance, GREY, "dash"),
     ]
     shapes = [
-        {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
-         "line": {"color": colour, "dash": dash, "width": 1}}
+        {
+            "type": "line",
+            "xref": "x",
+            "yref": "paper",
+            "x0": x,
+            "x1": x,
+            "y0": 0,
+            "y1": 1,
+            "line": {"color": colour, "dash": dash, "width": 1},
+        }
         for x, colour, dash in marks
-    ]  # fmt: skip
+    ]
     labels = [
         (max_exact_bidirectional, BLUE, f"max_exact = {max_exact_bidirectional}", 0.05),
         (-max_exact_causal, ORANGE, f"max_exact = {max_exact_causal}", 0.95),
         (max_distance, GREY, f"max_distance = {max_distance}", 0.5),
     ]
     annotations = [
-        {"x": x, "xref": "x", "y": y, "yref": "paper", "text": text, "showarrow": False, "xanchor": "left",
-         "font": {"color": colour, "size": 11}, "bgcolor": translucent(WHITE, 0.8)}
+        {
+            "x": x,
+            "xref": "x",
+            "y": y,
+            "yref": "paper",
+            "text": text,
+            "showarrow": False,
+            "xanchor": "left",
+            "font": {"color": colour, "size": 11},
+            "bgcolor": translucent(WHITE, 0.8),
+        }
         for x, colour, text, y in labels
-    ]  # fmt: skip
+    ]
     return figure(
         traces,
         title=t("relative.fig_t5", lang),
@@ -140,8 +175,7 @@ def bucket_matrix(buckets: np.ndarray, positions: np.ndarray, *, mode: str, lang
     r"""T5's (L, L) bucket matrix (sampled at screen resolution): wide bands far from the diagonal are the log part."""
     bucket = t("relative.axis_bucket", lang)
     hover = f"{axis('query', lang)} %{{y}}<br>{axis('key', lang)} %{{x}}<br>{bucket} %{{z}}"
-    trace = heatmap_trace(buckets, x=positions, y=positions, colorscale=SEQUENTIAL, hover=hover,
-                          colorbar_title=bucket)  # fmt: skip
+    trace = heatmap_trace(buckets, x=positions, y=positions, colorscale=SEQUENTIAL, hover=hover, colorbar_title=bucket)
     title = t("relative.fig_t5_matrix", lang, mode=t(f"relative.direction.{mode}", lang), length=len(positions))
     return figure([trace], **_matrix_layout(title, lang, buckets.shape, height=460))
 
@@ -151,8 +185,9 @@ def cross_scores(scores: np.ndarray, *, projection: str, lang: str) -> go.Figure
     limit = float(np.max(np.abs(scores))) or 1.0
     positions = np.arange(scores.shape[0])
     hover = "m = %{y}, n = %{x}<br>S = %{z:.3f}"
-    trace = heatmap_trace(scores, x=positions, y=positions, colorscale=DIVERGING, zmid=0.0, zmin=-limit, zmax=limit,
-                          hover=hover)  # fmt: skip
+    trace = heatmap_trace(
+        scores, x=positions, y=positions, colorscale=DIVERGING, zmid=0.0, zmin=-limit, zmax=limit, hover=hover
+    )
     title = t("relative.fig_cross", lang, projection=t(f"relative.projection.{projection}", lang))
     layout = _matrix_layout(title, lang, scores.shape)
     return figure([trace], **{**layout, "x": t("relative.axis_n", lang), "y": t("relative.axis_m", lang)})
@@ -161,11 +196,18 @@ def cross_scores(scores: np.ndarray, *, projection: str, lang: str) -> go.Figure
 def diagonal_spreads(offsets: np.ndarray, additive: np.ndarray, relative: np.ndarray, *, lang: str) -> go.Figure:
     r"""max − min along each diagonal n − m: how much a fixed offset's score depends on where the pair sits."""
     traces = [
-        {"type": "scatter", "x": offsets, "y": spread, "mode": "lines+markers", "marker": {"size": 4},
-         "line": {"color": colour}, "name": t(f"relative.spread_{name}", lang),
-         "hovertemplate": "n − m = %{x}: %{y:.3g}<extra></extra>"}
+        {
+            "type": "scatter",
+            "x": offsets,
+            "y": spread,
+            "mode": "lines+markers",
+            "marker": {"size": 4},
+            "line": {"color": colour},
+            "name": t(f"relative.spread_{name}", lang),
+            "hovertemplate": "n − m = %{x}: %{y:.3g}<extra></extra>",
+        }
         for name, spread, colour in (("additive", additive, BLUE), ("relative", relative, VERMILION))
-    ]  # fmt: skip
+    ]
     return figure(
         traces,
         title=t("relative.fig_spread", lang),

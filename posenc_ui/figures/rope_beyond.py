@@ -23,8 +23,14 @@ def axial_scores(scores: np.ndarray, query: tuple[int, int], *, lang: str) -> go
         colorbar_title=t("rope.axial_colorbar", lang),
     )
     r, c = query
-    outline = {"type": "rect", "x0": c - 0.5, "x1": c + 0.5, "y0": r - 0.5, "y1": r + 0.5,
-               "line": {"color": SELECTED, "width": 2.5}}  # fmt: skip
+    outline = {
+        "type": "rect",
+        "x0": c - 0.5,
+        "x1": c + 0.5,
+        "y0": r - 0.5,
+        "y1": r + 0.5,
+        "line": {"color": SELECTED, "width": 2.5},
+    }
     return figure(
         [trace],
         title=t("rope.fig_axial", lang, rows=rows, cols=cols),

@@ -38,8 +38,15 @@ CLOCK_COLUMNS = 2  # two a row: three a row left each clock ~130 px wide even on
 CLOCK_SPACING, ROW_SPACING = 2.7, 3.4
 ROW_HEIGHT = 360  # px a row of clocks: about 190 px a clock on a laptop or projector, 135 px on a phone
 #: Over the clocks (the buttons and slider take the foot of the figure), in paper units, not the template's.
-CLOCK_LEGEND = {"orientation": "h", "xref": "paper", "yref": "paper", "y": 1.0, "yanchor": "bottom", "x": 0,
-                "xanchor": "left"}  # fmt: skip
+CLOCK_LEGEND = {
+    "orientation": "h",
+    "xref": "paper",
+    "yref": "paper",
+    "y": 1.0,
+    "yanchor": "bottom",
+    "x": 0,
+    "xanchor": "left",
+}
 #: Milliseconds per animation frame.
 FRAME_MS = 160
 #: Points on a drawn circle (61: a closed ring of 60 segments).
@@ -77,9 +84,15 @@ def _segments(starts: np.ndarray, ends: np.ndarray) -> tuple[list, list]:
 def _hands(centres: np.ndarray, tips: np.ndarray, colour: str, name: str) -> dict:
     xs, ys = _segments(centres, centres + tips)
     return {
-        "type": "scatter", "x": xs, "y": ys, "mode": "lines+markers", "name": name, "hoverinfo": "skip",
-        "line": {"color": colour, "width": 3}, "marker": {"size": [0, 9, 0] * len(centres), "color": colour},
-    }  # fmt: skip
+        "type": "scatter",
+        "x": xs,
+        "y": ys,
+        "mode": "lines+markers",
+        "name": name,
+        "hoverinfo": "skip",
+        "line": {"color": colour, "width": 3},
+        "marker": {"size": [0, 9, 0] * len(centres), "color": colour},
+    }
 
 
 def _faces(centres: np.ndarray) -> dict:
@@ -87,10 +100,14 @@ def _faces(centres: np.ndarray) -> dict:
     ring = np.linspace(0, 2 * math.pi, RING_POINTS)
     gap = np.full((centres.shape[0], 1), np.nan)  # lifts the pen between clocks
     return {
-        "type": "scatter", "x": np.hstack([centres[:, :1] + np.cos(ring), gap]).ravel(),
-        "y": np.hstack([centres[:, 1:] + np.sin(ring), gap]).ravel(), "mode": "lines", "hoverinfo": "skip",
-        "line": {"color": GUIDE, "width": 1}, "showlegend": False,
-    }  # fmt: skip
+        "type": "scatter",
+        "x": np.hstack([centres[:, :1] + np.cos(ring), gap]).ravel(),
+        "y": np.hstack([centres[:, 1:] + np.sin(ring), gap]).ravel(),
+        "mode": "lines",
+        "hoverinfo": "skip",
+        "line": {"color": GUIDE, "width": 1},
+        "showlegend": False,
+    }
 
 
 def _start_hands(centres: np.ndarray, q_tips: np.ndarray, k_tips: np.ndarray, *, lang: str) -> dict:
@@ -98,21 +115,31 @@ def _start_hands(centres: np.ndarray, q_tips: np.ndarray, k_tips: np.ndarray, *,
     qx, qy = _segments(centres, centres + q_tips)
     kx, ky = _segments(centres, centres + k_tips)
     return {
-        "type": "scatter", "x": qx + kx, "y": qy + ky, "mode": "lines",
-        "name": t("rope.clock_start", lang), "hoverinfo": "skip", "line": {"color": GREY, "width": 1.5, "dash": "dot"},
-    }  # fmt: skip
+        "type": "scatter",
+        "x": qx + kx,
+        "y": qy + ky,
+        "mode": "lines",
+        "name": t("rope.clock_start", lang),
+        "hoverinfo": "skip",
+        "line": {"color": GREY, "width": 1.5, "dash": "dot"},
+    }
 
 
 def _clock_labels(centres: np.ndarray, pairs: Sequence[int], inv_freq: np.ndarray, *, lang: str) -> list[dict]:
     r"""Above each clock: its pair index, frequency and period in tokens."""
     return [
         {
-            "x": cx, "y": cy + 1.08, "xref": "x", "yref": "y", "showarrow": False, "yanchor": "bottom",
+            "x": cx,
+            "y": cy + 1.08,
+            "xref": "x",
+            "yref": "y",
+            "showarrow": False,
+            "yanchor": "bottom",
             "text": t("rope.clock_label", lang, i=i, theta=f"{theta:.3g}", period=_tokens(2 * math.pi / theta)),
             "font": {"size": 11},
         }
         for (cx, cy), i, theta in zip(centres, pairs, inv_freq, strict=True)
-    ]  # fmt: skip
+    ]
 
 
 def _frames(centres: np.ndarray, q_tips: np.ndarray, k_tips: np.ndarray) -> list[dict]:
@@ -121,8 +148,9 @@ def _frames(centres: np.ndarray, q_tips: np.ndarray, k_tips: np.ndarray) -> list
     frames = []
     for s, tips in enumerate(zip(q_tips, k_tips, strict=True)):
         hands = [_segments(centres, centres + tip) for tip in tips]
-        frames.append({"name": str(s), "data": [{"type": "scatter", "x": xs, "y": ys} for xs, ys in hands],
-                       "traces": [2, 3]})  # fmt: skip
+        frames.append(
+            {"name": str(s), "data": [{"type": "scatter", "x": xs, "y": ys} for xs, ys in hands], "traces": [2, 3]}
+        )
     return frames
 
 
@@ -131,18 +159,29 @@ def _player(frames: int, *, lang: str) -> tuple[dict, dict]:
     still = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate", "transition": {"duration": 0}}
     play = {"frame": {"duration": FRAME_MS, "redraw": False}, "transition": {"duration": 0}, "fromcurrent": True}
     slider = {
-        "active": 0, "x": 0, "len": 1.0, "y": 0, "yanchor": "top", "pad": {"t": 52},  # under the buttons: a phone
+        "active": 0,
+        "x": 0,
+        "len": 1.0,
+        "y": 0,
+        "yanchor": "top",
+        "pad": {"t": 52},  # under the buttons: a phone
         "currentvalue": {"prefix": t("rope.clock_shift", lang), "font": {"size": 12}},
         "steps": [{"label": str(s), "method": "animate", "args": [[str(s)], still]} for s in range(frames)],
-    }  # fmt: skip
+    }
     buttons = {
-        "type": "buttons", "direction": "left", "showactive": False, "x": 0, "y": 0, "xanchor": "left",
-        "yanchor": "top", "pad": {"t": 14},
+        "type": "buttons",
+        "direction": "left",
+        "showactive": False,
+        "x": 0,
+        "y": 0,
+        "xanchor": "left",
+        "yanchor": "top",
+        "pad": {"t": 14},
         "buttons": [
             {"label": "▶", "method": "animate", "args": [None, play]},
             {"label": "❚❚", "method": "animate", "args": [[None], still]},
         ],
-    }  # fmt: skip
+    }
     return buttons, slider
 
 
@@ -227,17 +266,38 @@ def toy_clock(angles: np.ndarray, highlight: Sequence[int], *, lang: str) -> go.
         near = np.isin(positions, highlight)
         theta = np.linspace(0, 2 * math.pi, RING_POINTS)
         traces += [
-            {"type": "scatter", "x": radius * np.cos(theta), "y": radius * np.sin(theta), "mode": "lines",
-             "line": {"color": FAINT_RING, "width": 1}, "hoverinfo": "skip", "showlegend": False},
-            {"type": "scatter", "x": x[~near], "y": y[~near], "mode": "markers", "showlegend": False,
-             "marker": {"color": colour, "size": 6, "opacity": 0.45}, "customdata": positions[~near],
-             "hovertemplate": "p = %{customdata}<extra></extra>"},
-            {"type": "scatter", "x": x[near], "y": y[near], "mode": "markers+text", "customdata": positions[near],
-             "text": _joint_labels(x[near], y[near], [str(p) for p in positions[near]]),
-             "textposition": "middle right" if ring else "top center",
-             "marker": {"color": colour, "size": 12, "line": {"color": "white", "width": 1}},
-             "name": t(f"rope.toy_ring_{ring}", lang), "hovertemplate": "p = %{customdata}<extra></extra>"},
-        ]  # fmt: skip
+            {
+                "type": "scatter",
+                "x": radius * np.cos(theta),
+                "y": radius * np.sin(theta),
+                "mode": "lines",
+                "line": {"color": FAINT_RING, "width": 1},
+                "hoverinfo": "skip",
+                "showlegend": False,
+            },
+            {
+                "type": "scatter",
+                "x": x[~near],
+                "y": y[~near],
+                "mode": "markers",
+                "showlegend": False,
+                "marker": {"color": colour, "size": 6, "opacity": 0.45},
+                "customdata": positions[~near],
+                "hovertemplate": "p = %{customdata}<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "x": x[near],
+                "y": y[near],
+                "mode": "markers+text",
+                "customdata": positions[near],
+                "text": _joint_labels(x[near], y[near], [str(p) for p in positions[near]]),
+                "textposition": "middle right" if ring else "top center",
+                "marker": {"color": colour, "size": 12, "line": {"color": "white", "width": 1}},
+                "name": t(f"rope.toy_ring_{ring}", lang),
+                "hovertemplate": "p = %{customdata}<extra></extra>",
+            },
+        ]
     return figure(
         traces,
         title=t("rope.fig_toy", lang),

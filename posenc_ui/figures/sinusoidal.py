@@ -73,9 +73,14 @@ def waves(table: np.ndarray, dims: Sequence[int], *, lang: str) -> go.Figure:
 def similarity(offsets: np.ndarray, values: np.ndarray, dim: int, *, lang: str) -> go.Figure:
     r""":math:`PE_p \cdot PE_{p+k}` against k: d/2 at k = 0, the same for every p."""
     line = {
-        "type": "scatter", "x": offsets, "y": values, "mode": "lines", "line": {"color": SIN_COLOUR},
-        "name": "PE(p) · PE(p+k)", "hovertemplate": "k = %{x:.0f}: %{y:.3f}<extra></extra>",
-    }  # fmt: skip
+        "type": "scatter",
+        "x": offsets,
+        "y": values,
+        "mode": "lines",
+        "line": {"color": SIN_COLOUR},
+        "name": "PE(p) · PE(p+k)",
+        "hovertemplate": "k = %{x:.0f}: %{y:.3f}<extra></extra>",
+    }
     return figure(
         [line],
         title=t("sinusoidal.fig_similarity", lang),
@@ -94,9 +99,16 @@ def shift_matrix(matrix: np.ndarray, offset: int, dim: int, *, lang: str) -> go.
         text = np.where(np.abs(matrix) > 0, np.char.mod("%.2f", matrix), "")
         labels = {"text": text, "texttemplate": "%{text}", "textfont": {"size": 10}}
     trace = heatmap_trace(
-        matrix, x=idx, y=idx, colorscale=DIVERGING, zmid=0.0, zmin=-1.0, zmax=1.0,
-        hover="row %{y}, col %{x}: %{z:.4f}", **labels,
-    )  # fmt: skip
+        matrix,
+        x=idx,
+        y=idx,
+        colorscale=DIVERGING,
+        zmid=0.0,
+        zmin=-1.0,
+        zmax=1.0,
+        hover="row %{y}, col %{x}: %{z:.4f}",
+        **labels,
+    )
     return figure(
         [trace],
         title=t("sinusoidal.fig_shift", lang, offset=offset, shown=size, dim=dim),
@@ -113,13 +125,33 @@ def exponent_forms(exp_form: np.ndarray, pow_form: np.ndarray, *, lang: str) -> 
     i = np.arange(exp_form.shape[0])
     gap = np.abs(exp_form - pow_form) / pow_form
     traces = [
-        {"type": "scatter", "x": i, "y": pow_form, "mode": "lines", "name": "base<sup>−2i/d</sup>",
-         "line": {"color": SIN_COLOUR, "width": 4}},
-        {"type": "scatter", "x": i, "y": exp_form, "mode": "lines", "name": "exp(−2i·ln(base)/d)",
-         "line": {"color": COS_COLOUR, "dash": "dash", "width": 2}},
-        {"type": "scatter", "x": i, "y": np.maximum(gap, 1e-18), "mode": "markers", "name": t("sinusoidal.gap", lang),
-         "marker": {"color": VERMILION, "size": 4}, "xaxis": "x2", "yaxis": "y2"},
-    ]  # fmt: skip
+        {
+            "type": "scatter",
+            "x": i,
+            "y": pow_form,
+            "mode": "lines",
+            "name": "base<sup>−2i/d</sup>",
+            "line": {"color": SIN_COLOUR, "width": 4},
+        },
+        {
+            "type": "scatter",
+            "x": i,
+            "y": exp_form,
+            "mode": "lines",
+            "name": "exp(−2i·ln(base)/d)",
+            "line": {"color": COS_COLOUR, "dash": "dash", "width": 2},
+        },
+        {
+            "type": "scatter",
+            "x": i,
+            "y": np.maximum(gap, 1e-18),
+            "mode": "markers",
+            "name": t("sinusoidal.gap", lang),
+            "marker": {"color": VERMILION, "size": 4},
+            "xaxis": "x2",
+            "yaxis": "y2",
+        },
+    ]
     log = {"type": "log", "exponentformat": "power", "dtick": 1}  # decades only: no minor-tick clutter
     return figure(
         traces,

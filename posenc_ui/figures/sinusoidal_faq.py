@@ -13,10 +13,17 @@ def probe_depth(kept: np.ndarray, lost: np.ndarray, *, lang: str) -> go.Figure:
     r"""R² of the position probe against depth: with the residual stream (kept) and without it (lost)."""
     blocks = np.arange(kept.shape[0])
     lines = [
-        {"type": "scatter", "x": blocks, "y": curve, "mode": "lines+markers", "name": t(f"sinusoidal.{key}", lang),
-         "line": {"color": colour}, "hovertemplate": "%{x}: R² = %{y:.2f}<extra></extra>"}
+        {
+            "type": "scatter",
+            "x": blocks,
+            "y": curve,
+            "mode": "lines+markers",
+            "name": t(f"sinusoidal.{key}", lang),
+            "line": {"color": colour},
+            "hovertemplate": "%{x}: R² = %{y:.2f}<extra></extra>",
+        }
         for key, curve, colour in (("probe_kept", kept, BLUE), ("probe_lost", lost, VERMILION))
-    ]  # fmt: skip
+    ]
     return figure(
         lines,
         title=t("sinusoidal.fig_depth", lang),

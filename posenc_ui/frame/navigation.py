@@ -74,8 +74,12 @@ def page_card(page: PageEntry, lang: str) -> None:
     preview = catalog.preview(page)
     if preview is not None:
         st.image(str(preview), width="stretch")
-    st.page_link(streamlit_page(page.script), label=t("home.open", lang), icon=":material/arrow_forward:",
-                 query_params=link_params(page, lang))  # fmt: skip
+    st.page_link(
+        streamlit_page(page.script),
+        label=t("home.open", lang),
+        icon=":material/arrow_forward:",
+        query_params=link_params(page, lang),
+    )
 
 
 def next_link(page: PageEntry | None, lang: str, extra: Mapping[str, str] | None = None) -> None:
@@ -135,5 +139,12 @@ def reset_page(view: View, lang: str) -> None:
 def reset_button(view: View, lang: str) -> None:
     r"""The sidebar's "reset to defaults" button (teaching pages with widgets only)."""
     if view.params and view.page_id in catalog.BY_ID:
-        st.sidebar.button(t("frame.reset", lang), icon=":material/restart_alt:", key="reset", width="stretch",
-                          on_click=reset_page, args=(view, lang), help=t("frame.reset_help", lang))  # fmt: skip
+        st.sidebar.button(
+            t("frame.reset", lang),
+            icon=":material/restart_alt:",
+            key="reset",
+            width="stretch",
+            on_click=reset_page,
+            args=(view, lang),
+            help=t("frame.reset_help", lang),
+        )

@@ -111,8 +111,12 @@ def _linear_gap(dim: int, base: float, seed: int) -> float:
 @uses("dim", "base", "seed")
 def check_linear(v: Values) -> Check:
     dim = min(v["dim"], LINEAR_DIM)
-    return Check("rope.check_linear", _linear_gap(dim, v["base"], v["seed"]), tolerance=1e-9,
-                 fmt={"tokens": LINEAR_TOKENS, "dim": dim})  # fmt: skip
+    return Check(
+        "rope.check_linear",
+        _linear_gap(dim, v["base"], v["seed"]),
+        tolerance=1e-9,
+        fmt={"tokens": LINEAR_TOKENS, "dim": dim},
+    )
 
 
 FIGURES = {"axial": axial_figure}

@@ -11,8 +11,10 @@ from posenc_ui.figures.frames import SLIDER_ROOM, with_slider
 
 
 def _heatmaps(n: int) -> list[dict]:
-    return [style.figure([{"type": "heatmap", "z": np.full((2, 3), float(i))}], title=f"t = {i}").to_dict()
-            for i in range(n)]  # fmt: skip
+    return [
+        style.figure([{"type": "heatmap", "z": np.full((2, 3), float(i))}], title=f"t = {i}").to_dict()
+        for i in range(n)
+    ]
 
 
 def _first_cell(z) -> float:

@@ -43,10 +43,17 @@ def test_the_reading_path_is_numbered_one_to_n_by_the_script_names() -> None:
 
 #: The paths links already shared point at: a page's URL path is its script's name, which must not change.
 SHARED_PATHS = {
-    "why": "Why_position", "first": "First_attempts", "sinusoidal": "Sinusoidal", "learned": "Learned_absolute",
-    "relative": "Relative", "rope": "RoPE", "extension": "Context_extension", "alibi": "ALiBi",
-    "lab": "Extrapolation_lab", "compare": "Compare",
-}  # fmt: skip
+    "why": "Why_position",
+    "first": "First_attempts",
+    "sinusoidal": "Sinusoidal",
+    "learned": "Learned_absolute",
+    "relative": "Relative",
+    "rope": "RoPE",
+    "extension": "Context_extension",
+    "alibi": "ALiBi",
+    "lab": "Extrapolation_lab",
+    "compare": "Compare",
+}
 
 
 def test_url_paths_and_so_share_links_are_unchanged() -> None:

@@ -152,10 +152,18 @@ def test_consecutive_checks_share_one_box_per_run_that_holds_or_fails_alike(monk
         raise PosEncError("refused")
 
     page = Page.__new__(Page)
-    page.view = SimpleNamespace(page_id="test", params=[], checks={
-        "a": claim(0.0, "a"), "b": claim(0.0, "b"), "again": claim(0.0, "a"), "bad": claim(1.0, "bad"),
-        "c": claim(0.0, "c"), "refused": reads()(refused),
-    })  # fmt: skip
+    page.view = SimpleNamespace(
+        page_id="test",
+        params=[],
+        checks={
+            "a": claim(0.0, "a"),
+            "b": claim(0.0, "b"),
+            "again": claim(0.0, "a"),
+            "bad": claim(1.0, "bad"),
+            "c": claim(0.0, "c"),
+            "refused": reads()(refused),
+        },
+    )
     page.lang, page._values, page._section, page._shown, page._read = "en", {}, None, [], {None: set()}
     shown = page.checks("a", "b", "again", "bad", "c", "refused", "b")
     assert boxes == [["a", "b"], ["bad"], ["c"], ["skipped"]]

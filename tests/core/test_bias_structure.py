@@ -117,8 +117,12 @@ def test_cross_scores_equal_the_double_sum():
     rng = np.random.default_rng(1)
     table, w_q, w_k = rng.standard_normal((5, 4)), rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
     m_matrix = w_q @ w_k.T
-    want = np.array([[sum(table[m, a] * m_matrix[a, b] * table[n, b] for a in range(4) for b in range(4))
-                      for n in range(5)] for m in range(5)])  # fmt: skip
+    want = np.array(
+        [
+            [sum(table[m, a] * m_matrix[a, b] * table[n, b] for a in range(4) for b in range(4)) for n in range(5)]
+            for m in range(5)
+        ]
+    )
     np.testing.assert_allclose(position_cross_scores(table, w_q, w_k), want, rtol=0, atol=1e-12)
 
 
@@ -163,8 +167,9 @@ def test_distances_below_max_exact_get_one_bucket_each(bidirectional, num_bucket
     max_exact = t5_max_exact(bidirectional=bidirectional, num_buckets=num_buckets)
     max_distance = max_exact + 1 + extra
     past = -np.arange(max_exact + 1)  # keys in the past: bucket = distance while exact
-    buckets = pc.t5_relative_bucket(past, bidirectional=bidirectional, num_buckets=num_buckets,
-                                    max_distance=max_distance)  # fmt: skip
+    buckets = pc.t5_relative_bucket(
+        past, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
     assert np.array_equal(buckets[:max_exact], np.arange(max_exact))
     assert buckets[max_exact] == max_exact  # the log part is ⌊log(1)⌋ = 0 at exactly max_exact
 
@@ -179,8 +184,9 @@ def test_slopes_split_at_the_closest_power_of_two(n_heads):
     slopes = pc.alibi_slopes(n_heads)
     # the reference multiplies start^h: a few ulps off 2^(−8h/c)
     np.testing.assert_allclose(slopes[:c], 2.0 ** (-8.0 * np.arange(1, c + 1) / c), rtol=1e-13)
-    np.testing.assert_allclose(slopes[c:], 2.0 ** (-8.0 * np.arange(1, 2 * c + 1, 2)[: n_heads - c] / (2 * c)),
-                               rtol=1e-13)  # fmt: skip
+    np.testing.assert_allclose(
+        slopes[c:], 2.0 ** (-8.0 * np.arange(1, 2 * c + 1, 2)[: n_heads - c] / (2 * c)), rtol=1e-13
+    )
 
 
 @pytest.mark.parametrize("n_heads", [1, 5, 8, 12, 20, 96, 127, 128, 4096])

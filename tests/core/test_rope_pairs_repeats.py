@@ -97,9 +97,13 @@ def test_mixed_pairing_scores_match_a_loop_and_are_not_relative(query_pairing: s
     inv_freq = pc.rope_inv_freq(dim)
     q, k = rng.standard_normal(dim), rng.standard_normal(dim)  # the same vectors at every position
     got = rope_scores_mixed_pairing(
-        np.tile(q, (length, 1)), np.tile(k, (length, 1)), inv_freq,
-        query_pairing=query_pairing, key_pairing=key_pairing, scale=1.0,
-    )  # fmt: skip
+        np.tile(q, (length, 1)),
+        np.tile(k, (length, 1)),
+        inv_freq,
+        query_pairing=query_pairing,
+        key_pairing=key_pairing,
+        scale=1.0,
+    )
     expected = np.array(
         [
             [rotate_naive(q, m, inv_freq, query_pairing) @ rotate_naive(k, n, inv_freq, key_pairing) for n in range(12)]

@@ -138,8 +138,18 @@ def test_browser_bench_times_a_slider_move(tmp_path, app_url: str) -> None:
     import sys
 
     out = tmp_path / "browser.json"
-    cmd = [sys.executable, "bench/bench_browser.py", "--url", app_url, "--pages", "ALiBi", "--moves", "1",
-           "--json", str(out)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "bench/bench_browser.py",
+        "--url",
+        app_url,
+        "--pages",
+        "ALiBi",
+        "--moves",
+        "1",
+        "--json",
+        str(out),
+    ]
     run = subprocess.run(cmd, cwd=catalog.ROOT, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stderr[-2000:]
     alibi = json.loads(out.read_text())["results"]["ALiBi"]

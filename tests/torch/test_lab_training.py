@@ -164,8 +164,24 @@ def test_text_task_orders_the_encodings_as_press_et_al_figure_1():
 
 def test_the_command_line_writes_the_contracted_json(tmp_path):
     out = tmp_path / "r.json"
-    main(["--task", "text", "--preset", "tiny", "--seeds", "2", "--steps", "3", "--encodings", "learned,rope",
-          "--out", str(out), "--device", "cpu"])  # fmt: skip
+    main(
+        [
+            "--task",
+            "text",
+            "--preset",
+            "tiny",
+            "--seeds",
+            "2",
+            "--steps",
+            "3",
+            "--encodings",
+            "learned,rope",
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+        ]
+    )
     import json
 
     results = json.loads(out.read_text())
