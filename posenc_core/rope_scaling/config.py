@@ -140,7 +140,7 @@ def with_layer_overrides(
     r"""``config`` with the ``per_layer_config`` overrides of layer ``index`` (keys are layer indices, "05"), or of
     every layer of ``layer_type`` when they all agree (transformers' heterogeneous configs, Gemma 4)."""
     overrides = config.get("per_layer_config")
-    if not overrides:
+    if overrides is None or (isinstance(overrides, Mapping) and not overrides):
         return config
     if not isinstance(overrides, Mapping):
         raise PosEncError(f"per_layer_config must be a dict of layer index → fields, got {type(overrides).__name__}")

@@ -59,8 +59,10 @@ def _sliding_only_if_windowed(config: Mapping[str, object], index: int, layer_ty
 
 def _cohere2_moe(config: Mapping[str, object], index: int, layer_type: str) -> bool:
     mlp = config.get("mlp_layer_types")
-    dense = isinstance(mlp, list) and index < len(mlp) and mlp[index] == "dense"
-    return layer_type == "sliding_attention" or (dense and config.get("prefix_dense_sliding_window_pattern") == 1)
+    dense = isinstance(mlp, list) and index < len(mlp) and isinstance(mlp[index], str) and mlp[index] == "dense"
+    pattern = config.get("prefix_dense_sliding_window_pattern")
+    every_dense = isinstance(pattern, int) and not isinstance(pattern, bool) and pattern == 1
+    return layer_type == "sliding_attention" or (dense and every_dense)
 
 
 _CONTIGUOUS = "recomposition_frequencies: cat(m[i % 3] for m in freq.split(mrope_section)) (Qwen2-VL's M-RoPE)"

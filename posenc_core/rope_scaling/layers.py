@@ -216,8 +216,10 @@ def _rotating_layers(config: Mapping[str, object], attention: list[str]) -> list
     layer has no attention, and where the family's own code says so (:mod:`.families`)."""
     count = len(attention)
     flags = config.get("no_rope_layers")
+    if flags is not None and not isinstance(flags, list):
+        raise PosEncError(f"no_rope_layers must be a list of 0/1, one per layer ({count}), got {flags!s:.60}")
     if flags:  # [] means "derive from the interval", as in transformers
-        if not isinstance(flags, list) or len(flags) != count:
+        if len(flags) != count:
             raise PosEncError(f"no_rope_layers must be a list of 0/1, one per layer ({count}), got {flags!s:.60}")
         rotates = [as_int(f"no_rope_layers[{i}]", flag, lo=0, hi=1) == 1 for i, flag in enumerate(flags)]
     elif config.get("no_rope_layer_interval") is not None:
