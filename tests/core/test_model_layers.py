@@ -157,9 +157,11 @@ def test_bad_layer_descriptions_are_refused_naming_the_field(config, words):
 
 def test_the_per_layer_example_in_docs_runs_and_prints_what_it_says():
     text = (Path(__file__).resolve().parents[2] / "docs" / "model_layers.md").read_text(encoding="utf-8")
-    (code,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "docs/model_layers.md", "exec"), {})
-    said = [line[2:] for line in code.splitlines() if re.match(r"# \d", line)]
-    assert out.getvalue().splitlines()[: len(said)] == said
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 2
+    for code in blocks:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, "docs/model_layers.md", "exec"), {})
+        said = [line[2:] for line in code.splitlines() if re.match(r"# [\d\[]", line)]
+        assert out.getvalue().splitlines()[: len(said)] == said
