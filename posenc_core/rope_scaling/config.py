@@ -241,6 +241,11 @@ def rope_entries(config: Mapping[str, object]) -> dict[str, object]:
             if key in scaling and not _same(scaling[key], item):
                 raise PosEncError(f"rope_scaling and rope_parameters disagree on {key!r}; keep one of them")
             scaling[key] = item
+    local = config.get("rope_local_base_freq")
+    if local is not None and not any(isinstance(item, Mapping) for item in scaling.values()):
+        # Gemma 3's older config.json: the flat RoPE is the global layers', the sliding ones turn plainly at the local
+        # base (Gemma3TextConfig.__post_init__ builds the same two entries)
+        return {"full_attention": scaling, "sliding_attention": {"rope_type": "default", "rope_theta": local}}
     return scaling
 
 

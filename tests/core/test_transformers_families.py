@@ -34,6 +34,8 @@ import transformers.models
 
 import posenc_core as pc
 
+pytestmark = pytest.mark.slow  # imports ~200 modeling modules (~10 s); stays in the default run
+
 INV_FREQ_RTOL = 2e-6  # transformers' float32 inv_freq vs posenc's float64 (test_transformers_parity)
 FACTOR_REL = 1e-9
 
