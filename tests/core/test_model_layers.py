@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from transformers import Gemma2Config, Gemma3TextConfig, Llama4TextConfig, SmolLM3Config
+from transformers import Gemma2Config, Gemma3TextConfig, Llama4TextConfig, Ministral3Config, SmolLM3Config
 from transformers.models.llama4.modeling_llama4 import Llama4TextAttention
 from transformers.models.ministral3.modeling_ministral3 import get_llama_4_attn_scale
 from transformers.models.smollm3.modeling_smollm3 import SmolLM3Attention
@@ -247,3 +247,15 @@ def test_a_config_json_without_the_derived_fields_reads_as_transformers_derives_
             split = layer.attention_type if split_layer_types(derived) else None
             want = pc.rope_frequencies_from_config(derived, layer_type=split)
             np.testing.assert_array_equal(layer.frequencies.inv_freq, want.inv_freq)
+
+
+def test_ministral3_defaults_give_every_layer_the_query_temperature_its_attention_applies():
+    config = Ministral3Config(num_hidden_layers=3)
+    layers = pc.model_layers(as_json(config))
+    rope = config.rope_parameters
+    beta, length = rope["llama_4_scaling_beta"], rope["original_max_position_embeddings"]
+    want = pc.QueryTemperature("llama_4_scaling_beta", beta, length, 0)
+    assert [layer.temperature for layer in layers] == [want] * 3
+    positions = torch.arange(0, 3 * want.length, 997)[None]
+    scale = get_llama_4_attn_scale(positions, want.beta, want.length).double().numpy().ravel()
+    np.testing.assert_allclose(layers[0].temperature.at(positions[0].numpy()), scale, rtol=1e-6, atol=0)
