@@ -36,8 +36,11 @@ A small package, as transformers' ``modeling_rope_utils`` is one module:
 * :mod:`.beta_base`, :mod:`.entropy`, :mod:`.rerope` — the reasons behind the methods (Su's posts on kexue.fm): RoPE as
   a base-β number system and each method's divisor per pair, attention entropy against length and the logit factors
   that hold it, ReRoPE's clipped relative positions;
-* :mod:`.config` — a model's ``config.json`` (pasted text or a dict) → its frequencies, its training length and its
-  (rope_type, s);
+* :mod:`.layouts` — proportional and axial RoPE, the two registry types that are no context extension;
+* :mod:`.config` — a model's ``config.json`` (a dict; :mod:`.config_text` parses pasted text) → its frequencies, its
+  training length and its (rope_type, s), under every family's field names;
+* :mod:`.families` — what some families decide in code rather than in their config (keyed by ``model_type``), and
+  what posenc refuses about a family;
 * :mod:`.layers` — the same config read as a whole model: one record per decoder layer (rotates or not, which RoPE,
   which window, which query temperature).
 """
