@@ -116,6 +116,9 @@ class LayerPosition:
     ``frequencies``: :class:`RopeFrequencies` as the model applies them (None for NoPE). ``temperature``: a
     length-dependent query factor, or None. ``mrope_section`` (s_t, s_h, s_w) and ``mrope_interleaved``: the layer's
     pairs read three position axes (M-RoPE, :func:`~posenc_core.mrope_pair_axes`); None for one axis.
+    ``rope_entry``: the ``rope_parameters`` entry the layer turns with where the config is split by layer type
+    (Gemma 3: its attention type; DeepSeek-V4: "main" / "compress"), the ``layer_type`` to give
+    :func:`~posenc_core.rope_frequencies_from_config`; None where one RoPE serves every layer.
     """
 
     index: int
@@ -133,6 +136,7 @@ class LayerPosition:
     temperature: QueryTemperature | None
     mrope_section: tuple[int, int, int] | None = None
     mrope_interleaved: bool = False
+    rope_entry: str | None = None
 
     def same_kind(self, other: LayerPosition) -> bool:
         r"""True when ``other`` handles position exactly like this layer (everything but the index)."""
@@ -368,6 +372,7 @@ def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq
         temperature=temperature,
         mrope_section=section,
         mrope_interleaved=interleaved,
+        rope_entry=layer_type,
     )
 
 

@@ -209,6 +209,8 @@ def test_model_layers_gives_each_rotating_layer_its_types_frequencies(case: Case
         assert rotating or case.label not in kinds  # a type the model has is drawn with this buffer
     for layer in rotating[:1] + rotating[-1:]:
         _assert_same(layer.frequencies, case)
+        by_entry = pc.rope_frequencies_from_config(case.config_json, layer_type=layer.rope_entry)
+        np.testing.assert_array_equal(by_entry.inv_freq, layer.frequencies.inv_freq)  # the page's per-type figures
         assert layer.rotary_dim == 2 * np.count_nonzero(case.inv_freq) * pc.ROPE_REGISTRY[layer.rope_type].axes
 
 
