@@ -3,7 +3,8 @@ r"""Every RoPE the pinned transformers ships, read by posenc_core from the famil
 The cases are found here, not listed: every ``transformers.models.*.modeling_*`` module with a ``…RotaryEmbedding``
 class, the config class its ``__init__`` names (or, when that composite config cannot build it, the sub-config that
 can, as the model itself passes it), instantiated at its defaults, which mirror a released checkpoint. The config is
-serialised to JSON as ``config.json`` would be (a text sub-config through its parent, which the reader descends into),
+serialised to JSON as ``save_pretrained`` writes ``config.json`` (``to_json_string()``; a text sub-config through its
+parent, which the reader descends into; the same with every field written out is read the same),
 read by :func:`posenc_core.rope_frequencies_from_config` (per layer type where transformers keeps one buffer per
 type) and by :func:`posenc_core.model_layers`, and compared with the buffers the family's rotary embedding holds
 (``inv_freq`` or ``<type>_inv_freq``, and ``attention_scaling``) — what its attention applies: where a buffer holds
@@ -80,6 +81,7 @@ class Case:
     inv_freq: np.ndarray
     attention_scaling: float
     source: str  # the rotary class's source, for the M-RoPE layout it recomposes with
+    full_json: dict  # to_dict with every field, PreTrainedConfig's defaults included
 
     @property
     def id(self) -> str:
@@ -119,10 +121,12 @@ def _built(cls, config_class):
             candidates.append((sub, config if name == "text_config" else sub))
     for given, pasted in candidates:
         try:
-            return cls(given), json.loads(pasted.to_json_string(use_diff=False))
+            rotary = cls(given)
         except (AttributeError, KeyError, TypeError, ValueError):
             continue
-    return None, None  # transformers' own class fails at these defaults: listed in NOT_COMPARABLE
+        # what save_pretrained writes (only what differs from PreTrainedConfig's defaults), and every field
+        return rotary, json.loads(pasted.to_json_string()), json.loads(pasted.to_json_string(use_diff=False))
+    return None, None, None  # transformers' own class fails at these defaults: listed in NOT_COMPARABLE
 
 
 def _buffers(rotary):
@@ -147,13 +151,13 @@ def _cases():
             if config_class is None:
                 not_comparable.append(key)
                 continue
-            rotary, config_json = _built(cls, config_class)
+            rotary, config_json, full_json = _built(cls, config_class)
             buffers = {} if rotary is None else _buffers(rotary)
             if not buffers:
                 not_comparable.append(key)
             source = inspect.getsource(cls) if buffers else ""
             for label, (inv_freq, scaling) in buffers.items():
-                cases.append(Case(package, cls.__name__, label, config_json, inv_freq, scaling, source))
+                cases.append(Case(package, cls.__name__, label, config_json, inv_freq, scaling, source, full_json))
     return cases, not_comparable
 
 
@@ -174,6 +178,13 @@ def test_the_enumeration_finds_every_family_it_should():
     assert len(CASES) >= 200 and len(families) >= 180  # 5.23.0: 234 cases in 192 modules
     assert {"llama", "gemma3", "gemma4", "llama4", "qwen3_vl", "deepseek_v3", "gpt_oss", "smollm3"} <= families
     assert sorted(UNCOMPARED) == sorted(NOT_COMPARABLE)
+
+
+def test_the_config_with_every_field_written_out_reads_the_same():
+    for case in CASES:
+        if _known(case) is None:
+            got = pc.rope_frequencies_from_config(case.full_json, layer_type=case.label)
+            _assert_same(got, case)
 
 
 def test_at_most_fifteen_cases_are_refused_each_with_its_reason():
