@@ -41,6 +41,7 @@ A small package, as transformers' ``modeling_rope_utils`` is one module:
   training length and its (rope_type, s), under every family's field names;
 * :mod:`.families` — what some families decide in code rather than in their config (keyed by ``model_type``), and
   what posenc refuses about a family;
+* :mod:`.temperature` — the length-dependent query temperatures (Llama 4, Mistral 3);
 * :mod:`.layers` — the same config read as a whole model: one record per decoder layer (rotates or not, which RoPE,
   which window, which query temperature).
 """
@@ -68,14 +69,7 @@ from .formulas import (
     yarn_mscale,
     yarn_ramp,
 )
-from .layers import (
-    MAX_LAYERS,
-    LayerPosition,
-    QueryTemperature,
-    distinct_layer_types,
-    model_layers,
-    query_temperature,
-)
+from .layers import MAX_LAYERS, LayerPosition, distinct_layer_types, model_layers
 from .pairs import (
     REGIMES,
     TemperatureCurves,
@@ -93,6 +87,7 @@ from .pairs import (
 )
 from .registry import ROPE_REGISTRY, ROPE_TYPES, RopeFrequencies, RopeType, rope_frequencies
 from .rerope import rerope_relative_positions, rerope_scores
+from .temperature import QueryTemperature, query_temperature
 
 __all__ = [
     "MAX_CONFIG_CHARS",
