@@ -137,6 +137,8 @@ def with_layer_overrides(
     r"""``config`` with the ``per_layer_config`` overrides of layer ``index`` (keys are layer indices, "05"), or of
     every layer of ``layer_type`` when they all agree (transformers' heterogeneous configs, Gemma 4)."""
     overrides = config.get("per_layer_config")
+    if overrides is None:
+        overrides = _global_head_overrides(config)
     if overrides is None or (isinstance(overrides, Mapping) and not overrides):
         return config
     if not isinstance(overrides, Mapping):
@@ -162,6 +164,17 @@ def with_layer_overrides(
                 f"per_layer_config gives the {layer_type!r} layers different {key!r}; read the model layer by layer"
             )
     return {**config, **shared}
+
+
+def _global_head_overrides(config: Mapping[str, object]) -> dict[str, object] | None:
+    r"""Gemma 4's checkpoint form of per_layer_config: ``global_head_dim`` is the head of its full_attention layers
+    (Gemma4TextConfig.__post_init__ moves it there; 512 when the config gives none)."""
+    convention = family_convention(config)
+    size = config.get("global_head_dim", convention.global_head_dim if convention is not None else None)
+    types = config.get("layer_types")
+    if size is None or not isinstance(types, list):
+        return None
+    return {str(i): {"head_dim": size} for i, kind in enumerate(types) if kind == "full_attention"}
 
 
 #: per_layer_config fields that do not change a layer's frequencies (NeoMME's windows differ between its sliding

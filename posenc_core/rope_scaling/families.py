@@ -31,7 +31,9 @@ class FamilyConvention:
     ``no_rope_layer_interval``: the interval the family's config class assumes when a config.json gives neither
     ``no_rope_layers`` nor the interval; ``chunked_rope_layers``: without ``layer_types``, the rotating layers are
     "chunked_attention" (Llama 4); ``sliding_window_pattern``: without ``layer_types``, every k-th layer is global and
-    the others slide (Gemma 3: 6, Gemma 2: 2); ``source`` is the transformers code that decides it."""
+    the others slide (Gemma 3: 6, Gemma 2: 2); ``global_head_dim``: the head of the full_attention layers when the
+    config gives neither it nor a per_layer_config (Gemma 4: 512); ``source`` is the transformers code that decides
+    it."""
 
     model_types: tuple[str, ...]
     source: str
@@ -45,6 +47,7 @@ class FamilyConvention:
     no_rope_layer_interval: int | None = None
     chunked_rope_layers: bool = False
     sliding_window_pattern: int | None = None
+    global_head_dim: int | None = None
 
 
 def _memory_attention_head(config: Mapping[str, object]) -> int:
@@ -130,6 +133,11 @@ _CONVENTIONS = (
         ("gemma3_text", "embedding_gemma2_text", "t5gemma2_text"),
         "Gemma3TextConfig.__post_init__: sliding_window_pattern defaults to 6 (five sliding layers, one global)",
         sliding_window_pattern=6,
+    ),
+    FamilyConvention(
+        ("gemma4_text", "gemma4_unified_text"),
+        "Gemma4TextConfig.__post_init__: global_head_dim (512 by default) becomes the full_attention layers' head_dim",
+        global_head_dim=512,
     ),
     FamilyConvention(
         ("gemma2", "gpt_oss"),

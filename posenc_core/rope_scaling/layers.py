@@ -176,7 +176,10 @@ def _attention_types(config: Mapping[str, object], count: int) -> list[str]:
             raise PosEncError(f"layer_types has {len(types)} entries but the model has {count} layers; one a layer")
         return list(types)
     convention = family_convention(config)
-    if convention is not None and convention.chunked_rope_layers:  # Llama 4: chunked where it rotates
+    chunked = config.get("attention_chunk_size") is not None or (
+        convention is not None and convention.chunked_rope_layers
+    )
+    if chunked:  # Llama4TextConfig: chunked where the layer rotates, full where it is NoPE
         flags = _rotating_layers(config, ["chunked_attention"] * count)
         return ["chunked_attention" if turns else "full_attention" for turns in flags]
     pattern = config.get("sliding_window_pattern")
