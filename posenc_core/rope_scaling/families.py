@@ -74,6 +74,10 @@ def _cohere2_moe(config: Mapping[str, object], index: int, layer_type: str) -> b
     return layer_type == "sliding_attention" or (dense and every_dense)
 
 
+def _mem_rope(config: Mapping[str, object], index: int, layer_type: str) -> bool:
+    return config.get("use_mem_rope") is True
+
+
 _CONTIGUOUS = "recomposition_frequencies: cat(m[i % 3] for m in freq.split(mrope_section)) (Qwen2-VL's M-RoPE)"
 _INTERLEAVED = "recomposition_frequencies: pairs offset 1 and 2 mod 3 read h and w (Qwen3-VL's interleaved M-RoPE)"
 
@@ -148,6 +152,11 @@ _CONVENTIONS = (
         ("exaone4", "exaone_moe", "kolibri1"),
         "Exaone4Attention: `if self.sliding_window is None or self.is_sliding` applies RoPE",
         rotates=_sliding_only_if_windowed,
+    ),
+    FamilyConvention(
+        ("zamba2",),
+        "Zamba2Attention: RoPE only `if self.config.use_mem_rope` (False by default)",
+        rotates=_mem_rope,
     ),
     FamilyConvention(
         ("cohere2_moe",),

@@ -200,8 +200,8 @@ NO_ATTENTION = frozenset({"linear_attention", "mamba", "conv", "moe"})
 def _rotating_layers(config: Mapping[str, object], attention: list[str]) -> list[bool]:
     r"""Whether each layer rotates. NoPE where ``no_rope_layers[i]`` is 0 (else every ``no_rope_layer_interval``-th
     layer: transformers' ``int((i + 1) % k != 0)``), where ``layer_rope_theta[i]`` is 0, where ``rope_parameters``
-    gives the layer's type null (Beam's global layers), where ``position_embedding_type`` is not rope, where the
-    layer has no attention, and where the family's own code says so (:mod:`.families`)."""
+    gives the layer's type null (Beam's global layers), where ``position_embedding_type`` is not rope or ``alibi`` is
+    true, where the layer has no attention, and where the family's own code says so (:mod:`.families`)."""
     count = len(attention)
     flags = config.get("no_rope_layers")
     if flags is not None and not isinstance(flags, list):
@@ -217,7 +217,8 @@ def _rotating_layers(config: Mapping[str, object], attention: list[str]) -> list
         rotates = [True] * count
     thetas = _layer_thetas(config, count)
     kind = config.get("position_embedding_type")
-    nope_model = isinstance(kind, str) and kind not in ("rope", "rotary")
+    # position_embedding_type other than rope (Granite hybrids, ESM), or ALiBi instead (Falcon's `alibi`)
+    nope_model = (isinstance(kind, str) and kind not in ("rope", "rotary")) or config.get("alibi") is True
     entries = rope_entries(config)
     convention = family_convention(config)
     for index, attention_type in enumerate(attention):

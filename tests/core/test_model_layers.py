@@ -279,3 +279,19 @@ def test_gemma4_global_head_dim_is_its_full_attention_layers_head():
         derived.per_layer_config[i].head_dim for i in range(derived.num_hidden_layers)
     ]
     assert {layer.rotary_dim for layer in layers if layer.attention_type == "full_attention"} == {128}
+
+
+@pytest.mark.parametrize(
+    ("config", "rotates"),
+    [
+        ({"model_type": "falcon", "num_hidden_layers": 2, "head_dim": 64, "alibi": True}, False),
+        ({"model_type": "falcon", "num_hidden_layers": 2, "head_dim": 64, "alibi": False}, True),
+        ({"model_type": "zamba2", "num_hidden_layers": 2, "head_dim": 64}, False),  # use_mem_rope False by default
+        ({"model_type": "zamba2", "num_hidden_layers": 2, "head_dim": 64, "use_mem_rope": True}, True),
+        ({"num_hidden_layers": 2, "head_dim": 64, "position_embedding_type": "nope"}, False),  # Granite hybrids
+    ],
+)
+def test_models_that_turn_rope_off_in_a_flag_have_no_rotating_layer(config, rotates):
+    r"""FalconConfig.rotary is ``not alibi``; Zamba2Attention rotates only with use_mem_rope; Granite hybrids build
+    no rotary embedding unless position_embedding_type is "rope"."""
+    assert {layer.rotates for layer in pc.model_layers(config)} == {rotates}
