@@ -78,6 +78,11 @@ def _mem_rope(config: Mapping[str, object], index: int, layer_type: str) -> bool
     return config.get("use_mem_rope") is True
 
 
+def _theta_given(config: Mapping[str, object], index: int, layer_type: str) -> bool:
+    parameters = config.get("rope_parameters")
+    return isinstance(parameters, Mapping) and parameters.get("rope_theta") is not None
+
+
 _CONTIGUOUS = "recomposition_frequencies: cat(m[i % 3] for m in freq.split(mrope_section)) (Qwen2-VL's M-RoPE)"
 _INTERLEAVED = "recomposition_frequencies: pairs offset 1 and 2 mod 3 read h and w (Qwen3-VL's interleaved M-RoPE)"
 
@@ -157,6 +162,11 @@ _CONVENTIONS = (
         ("zamba2",),
         "Zamba2Attention: RoPE only `if self.config.use_mem_rope` (False by default)",
         rotates=_mem_rope,
+    ),
+    FamilyConvention(
+        ("olmo_hybrid",),
+        "OlmoHybridModel builds its rotary embedding only when rope_parameters has a rope_theta (released: none)",
+        rotates=_theta_given,
     ),
     FamilyConvention(
         ("cohere2_moe",),

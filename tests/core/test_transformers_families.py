@@ -251,3 +251,61 @@ def test_model_layers_reads_the_m_rope_layout_the_familys_rotary_embedding_recom
     section = tuple(text.get("rope_parameters", {}).get("mrope_section", section))
     layer = next(layer for layer in pc.model_layers(case.config_json) if layer.rotates)
     assert (layer.mrope_section, layer.mrope_interleaved) == (section, interleaved)
+
+
+#: Every modeling module whose attention applies RoPE only under a condition, and how posenc reads that condition.
+#: Found by scanning the source (an ``if`` just above the call), so a family the next release adds fails here until
+#: it is read.
+CONDITIONAL_ROPE = {
+    "afmoe": "families.py: RoPE on sliding layers only",
+    "cohere2": "families.py: RoPE on sliding layers only",
+    "flint": "families.py: RoPE on sliding layers only",
+    "cohere2_moe": "families.py: sliding layers, and dense ones under prefix_dense_sliding_window_pattern 1",
+    "exaone4": "families.py: sliding layers only when a sliding window is set",
+    "exaone4_5": "its text_config is an exaone4 config (families.py)",
+    "exaone_moe": "families.py: sliding layers only when a sliding window is set",
+    "kolibri1": "families.py: sliding layers only when a sliding window is set",
+    "zamba2": "families.py: only with use_mem_rope",
+    "olmo_hybrid": "families.py: only when rope_parameters has a rope_theta",
+    "muse_spark": "families.py: layer_rope_theta 0 marks NoPE",
+    "muse_glimmer": "families.py: layer_rope_theta 0 marks NoPE",
+    "granite_swa": "layer_rope_theta: each layer's base, 0 = NoPE",
+    "granitemoe_swa": "layer_rope_theta: each layer's base, 0 = NoPE",
+    "granitemoehybrid": "position_embedding_type other than rope: no layer rotates",
+    "beam": "a null rope_parameters entry: that layer type is NoPE",
+    "cohere_compass": "a null rope_parameters entry: that layer type is NoPE",
+    "smollm3": "no_rope_layers / no_rope_layer_interval",
+    "mistral_large4": "no_rope_layers / no_rope_layer_interval (is_kv_shared_layer reuses keys already rotated)",
+    "esm": "position_embedding_type other than rotary: no layer rotates",
+    "evolla": "position_embedding_type other than rotary: no layer rotates",
+    "falcon": "alibi: no layer rotates",
+    "efficientloftr": "a feature matcher; refused (KNOWN_REFUSED)",
+    "lightglue": "a keypoint matcher without a RotaryEmbedding class: no case here",
+    "deepseek_v3": "rope_interleave changes the pairing of the weights, not which layers rotate",
+    "mistral4": "rope_interleave changes the pairing of the weights, not which layers rotate",
+    "glm4_moe_lite": "rope_interleave changes the pairing of the weights, not which layers rotate",
+    "youtu": "rope_interleave changes the pairing of the weights, not which layers rotate",
+    "axk1": "rope_interleave changes the pairing of the weights, not which layers rotate",
+    "idefics": "cross-attention sublayers do not rotate; every decoder layer's self-attention does",
+    "moonshine": "cross-attention sublayers do not rotate; every decoder layer's self-attention does",
+    "moonshine_streaming": "cross-attention sublayers do not rotate; every decoder layer's self-attention does",
+    "moshi": "its depth decoder does not rotate; the main decoder does",
+    "kyutai_speech_to_text": "its depth decoder does not rotate; the main decoder does",
+}
+
+
+def _conditional_rope_modules() -> set[str]:
+    found = set()
+    root = Path(transformers.models.__path__[0])
+    call = re.compile(r"apply_rotary(_pos)?_emb\w*\(\s*(q|query|k|key)")
+    for path in root.glob("*/modeling_*.py"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if call.search(line) and "def " not in line:
+                if any(re.match(r"\s*if .+:\s*(#.*)?$", above) for above in lines[max(0, i - 3) : i]):
+                    found.add(path.parent.name)
+    return found
+
+
+def test_every_family_that_turns_rope_off_under_a_condition_is_read():
+    assert _conditional_rope_modules() == set(CONDITIONAL_ROPE)
