@@ -80,7 +80,8 @@ def _mem_rope(config: Mapping[str, object], index: int, layer_type: str) -> bool
 
 def _theta_given(config: Mapping[str, object], index: int, layer_type: str) -> bool:
     parameters = config.get("rope_parameters")
-    return isinstance(parameters, Mapping) and parameters.get("rope_theta") is not None
+    nested = isinstance(parameters, Mapping) and parameters.get("rope_theta") is not None
+    return nested or config.get("rope_theta") is not None  # the config class moves a top-level base in
 
 
 _CONTIGUOUS = "recomposition_frequencies: cat(m[i % 3] for m in freq.split(mrope_section)) (Qwen2-VL's M-RoPE)"
