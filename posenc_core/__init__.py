@@ -2,9 +2,10 @@ r"""posenc_core — every positional encoding a Transformer uses, as small pure 
 
 Absolute (added to the input):   :mod:`.positions` (integer, [0, 1], binary), :mod:`.sinusoidal`, :mod:`.learned`
 Relative (biases on the logits): :mod:`.relative` (Shaw et al., T5, the Toeplitz test), :mod:`.alibi`
-Rotary (applied to q and k):     :mod:`.rope` (rotation, pairings, decay, near repeats),
-                                 :mod:`.rope_scaling` (PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE: one registry
-                                 entry per rope_type, their shared formulas, per-pair analysis, a model's config.json)
+Rotary (applied to q and k):     :mod:`.rope` (rotation, pairings, decay, near repeats, 2-D and M-RoPE),
+                                 :mod:`.rope_scaling` (PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE, p-RoPE, axial:
+                                 one registry entry per rope_type, their shared formulas, per-pair analysis, a model's
+                                 config.json, read layer by layer)
 Attention, and why it needs position: :mod:`.attention`
 Every encoding side by side:     :mod:`.compare`
 The extrapolation lab's task, without torch: :mod:`.lab_task`
@@ -90,6 +91,9 @@ from .rope import (
     apply_rope_2d,
     complex_form_residual,
     elu_feature_map,
+    mrope_angles,
+    mrope_pair_axes,
+    mrope_position_ids,
     pair_index,
     pairing_permutation,
     pairing_residual,
@@ -121,6 +125,8 @@ from .rope_scaling import (
     ROPE_TYPES,
     ConfigScaling,
     EntropyCurves,
+    LayerPosition,
+    QueryTemperature,
     RopeFrequencies,
     RopeType,
     TemperatureCurves,
@@ -128,18 +134,21 @@ from .rope_scaling import (
     attention_entropy,
     config_scaling,
     config_training_length,
+    distinct_layer_types,
     dynamic_ntk_alpha,
     entropy_by_length,
     frequency_divisors,
     implied_base,
     log_length_scale,
     longrope_attention_factor,
+    model_layers,
     ntk_base,
     ntk_divisors,
     ntk_exponent,
     pair_regimes,
     parse_config_text,
     position_digits,
+    query_temperature,
     regime_counts,
     rerope_relative_positions,
     rerope_scores,
@@ -181,9 +190,11 @@ __all__ = [
     "EmbeddingSum",
     "EntropyCurves",
     "ExtrapolationExcess",
+    "LayerPosition",
     "PosEncError",
     "PositionOutOfRangeError",
     "PositionReadout",
+    "QueryTemperature",
     "RopeDecayTable",
     "RopeFrequencies",
     "RopeType",
@@ -213,6 +224,7 @@ __all__ = [
     "config_scaling",
     "config_training_length",
     "diagonal_spread",
+    "distinct_layer_types",
     "dynamic_ntk_alpha",
     "elu_feature_map",
     "embedding_sum_as_linear",
@@ -226,6 +238,10 @@ __all__ = [
     "log_length_scale",
     "longrope_attention_factor",
     "lookup_positions",
+    "model_layers",
+    "mrope_angles",
+    "mrope_pair_axes",
+    "mrope_position_ids",
     "neighbour_cosine",
     "neighbour_cosine_means",
     "neighbour_distances",
@@ -248,6 +264,7 @@ __all__ = [
     "position_readout",
     "position_score_matrix",
     "projection_weights",
+    "query_temperature",
     "random_cosine_band",
     "random_logits",
     "regime_counts",

@@ -8,17 +8,22 @@ exactly as Hugging Face ``transformers`` (``modeling_rope_utils.ROPE_INIT_FUNCTI
 config keys, so a model's ``rope_scaling`` / ``rope_parameters`` dict pastes straight in. (transformers works in
 float32; these are the same formulas in float64.)
 
-=========== =============================================================== ==========================================
-rope_type   inv_freq                                                        source
-=========== =============================================================== ==========================================
-default     :math:`\theta_i = b^{-2i/d}`                                    Su et al. 2021, arXiv:2104.09864
-linear      :math:`\theta_i / s` (≡ positions / s)                          Chen et al. 2023 (PI), arXiv:2306.15595
-ntk         base :math:`b' = b\,s^{d/(d-2)}`                                bloc97 2023 (NTK-aware); not an HF type
-dynamic     :math:`b' = b\,(s\,\ell/L - (s-1))^{d/(d-2)}`, ℓ = max(seq, L)  emozilla 2023; HF "dynamic"
-yarn        ramp between :math:`\theta_i/s` and :math:`\theta_i`, mscale    Peng et al. 2023, arXiv:2309.00071
-llama3      three wavelength bands, smooth blend                            Meta 2024, Llama 3.1 (arXiv:2407.21783)
-longrope    per-pair factors :math:`\theta_i / f_i` (short / long)          Ding et al. 2024, arXiv:2402.13753
-=========== =============================================================== ==========================================
+============ ============================================================== =======================================
+rope_type    inv_freq                                                       source
+============ ============================================================== =======================================
+default      :math:`\theta_i = b^{-2i/d}`                                   Su et al. 2021, arXiv:2104.09864
+linear       :math:`\theta_i / s` (≡ positions / s)                         Chen et al. 2023 (PI), arXiv:2306.15595
+ntk          base :math:`b' = b\,s^{d/(d-2)}`                               bloc97 2023 (NTK-aware); not an HF type
+dynamic      :math:`b' = b\,(s\,\ell/L - (s-1))^{d/(d-2)}`, ℓ = max(seq, L) emozilla 2023; HF "dynamic"
+yarn         ramp between :math:`\theta_i/s` and :math:`\theta_i`, mscale   Peng et al. 2023, arXiv:2309.00071
+llama3       three wavelength bands, smooth blend                           Meta 2024, Llama 3.1 (arXiv:2407.21783)
+longrope     per-pair factors :math:`\theta_i / f_i` (short / long)         Ding et al. 2024, arXiv:2402.13753
+proportional first ⌊p·d/2⌋ pairs :math:`b^{-2i/d}`, rest 0                  Barbero et al. 2024, arXiv:2410.06205
+axial        one axis' :math:`b^{-2i/(d/2)}`, i < d/4 (row, column)         Heo et al. 2024, arXiv:2403.13298
+============ ============================================================== =======================================
+
+The last two are no context extension: they are how Gemma 4's global layers and the vision encoders rotate, read from
+a config like the others (``formula`` False: nothing to build from a factor s).
 
 A small package, as transformers' ``modeling_rope_utils`` is one module:
 
@@ -31,8 +36,14 @@ A small package, as transformers' ``modeling_rope_utils`` is one module:
 * :mod:`.beta_base`, :mod:`.entropy`, :mod:`.rerope` — the reasons behind the methods (Su's posts on kexue.fm): RoPE as
   a base-β number system and each method's divisor per pair, attention entropy against length and the logit factors
   that hold it, ReRoPE's clipped relative positions;
-* :mod:`.config` — a model's ``config.json`` (pasted text or a dict) → its frequencies, its training length and its
-  (rope_type, s).
+* :mod:`.layouts` — proportional and axial RoPE, the two registry types that are no context extension;
+* :mod:`.config` — a model's ``config.json`` (a dict; :mod:`.config_text` parses pasted text) → its frequencies, its
+  training length and its (rope_type, s), under every family's field names;
+* :mod:`.families` — what some families decide in code rather than in their config (keyed by ``model_type``), and
+  what posenc refuses about a family;
+* :mod:`.temperature` — the length-dependent query temperatures (Llama 4, Mistral 3);
+* :mod:`.layers` — the same config read as a whole model: one record per decoder layer (rotates or not, which RoPE,
+  which window, which query temperature).
 """
 
 from .beta_base import frequency_divisors, ntk_divisors, position_digits
@@ -59,6 +70,7 @@ from .formulas import (
     yarn_mscale,
     yarn_ramp,
 )
+from .layers import MAX_LAYERS, LayerPosition, distinct_layer_types, model_layers
 from .pairs import (
     REGIMES,
     TemperatureCurves,
@@ -76,17 +88,21 @@ from .pairs import (
 )
 from .registry import ROPE_REGISTRY, ROPE_TYPES, RopeFrequencies, RopeType, rope_frequencies
 from .rerope import rerope_relative_positions, rerope_scores
+from .temperature import QueryTemperature, query_temperature
 
 __all__ = [
     "MAX_CONFIG_CHARS",
     "MAX_CONFIG_DEPTH",
     "MAX_FACTOR",
+    "MAX_LAYERS",
     "REGIMES",
     "ROPE_REGISTRY",
     "ROPE_TYPES",
     "SCALED_TYPES",
     "ConfigScaling",
     "EntropyCurves",
+    "LayerPosition",
+    "QueryTemperature",
     "RopeFrequencies",
     "RopeType",
     "TemperatureCurves",
@@ -95,6 +111,7 @@ __all__ = [
     "attention_entropy",
     "config_scaling",
     "config_training_length",
+    "distinct_layer_types",
     "dynamic_ntk_alpha",
     "entropy_by_length",
     "frequency_divisors",
@@ -102,12 +119,14 @@ __all__ = [
     "implied_factor",
     "log_length_scale",
     "longrope_attention_factor",
+    "model_layers",
     "ntk_base",
     "ntk_divisors",
     "ntk_exponent",
     "pair_regimes",
     "parse_config_text",
     "position_digits",
+    "query_temperature",
     "regime_counts",
     "rerope_relative_positions",
     "rerope_scores",

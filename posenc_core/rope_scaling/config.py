@@ -18,42 +18,49 @@ original_max_position_…    top level (Phi-3) wins over the value inside rope_s
 
 :func:`config_training_length` reads the pre-training length a config records and :func:`config_scaling` the
 (rope_type, factor s) it asks for, with transformers' rule for a missing factor (:func:`~.formulas.implied_factor`).
-:func:`parse_config_text` turns pasted text into that dict: capped in size and nesting, parsed with :mod:`json` only.
+:func:`parse_config_text` (:mod:`.config_text`, re-exported here) turns pasted text into that dict.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import PosEncError, as_float, as_int
+from .config_text import MAX_CONFIG_CHARS, MAX_CONFIG_DEPTH, json_kind, parse_config_text
+from .families import family_convention
 from .formulas import implied_factor
 from .registry import ROPE_REGISTRY, RopeFrequencies, rope_frequencies
 
 __all__ = [
     "MAX_CONFIG_CHARS",
     "MAX_CONFIG_DEPTH",
+    "TEMPERATURE_KEYS",
     "ConfigScaling",
+    "LayerRope",
     "config_scaling",
     "config_training_length",
+    "decoder_config",
+    "head_size",
+    "json_kind",
+    "layer_rope",
     "parse_config_text",
+    "rope_entries",
     "rope_frequencies_from_config",
+    "split_layer_types",
+    "with_layer_overrides",
 ]
 
-#: A real config.json is a few kB (Phi-3's, with 96 factors, about 3 kB); 64 kB leaves room and stops abuse.
-MAX_CONFIG_CHARS = 65_536
-#: config.json nests two or three levels (rope_parameters per layer type); 8 is generous.
-MAX_CONFIG_DEPTH = 8
 
 _DEFAULT_THETA = 10000.0  # RoFormer's base, which transformers assumes when a config gives none
 #: The types that read original_max_position_embeddings, so a top-level value is passed on to them.
 SCALED_TYPES = tuple(name for name, entry in ROPE_REGISTRY.items() if entry.reads_original)
 # GPT-2-style names (GPT-J: n_embd, n_head, n_positions) next to the Llama-style ones.
-_HIDDEN = ("hidden_size", "n_embd")
-_HEADS = ("num_attention_heads", "n_head")
+# embed_dim before hidden_size: Qwen2-VL's vision config has both, and its attention is embed_dim wide.
+_HIDDEN = ("embed_dim", "hidden_size", "n_embd", "d_model")
+_HEADS = ("num_attention_heads", "n_head", "n_heads", "num_heads", "decoder_num_attention_heads")
 _MAX_POSITIONS = ("max_position_embeddings", "n_positions")
 
 
@@ -63,10 +70,48 @@ def rope_frequencies_from_config(
     r"""``(inv_freq, attention_factor)`` for the model described by ``config`` (a parsed ``config.json``).
 
     ``seq_len`` matters for "dynamic" and "longrope". ``layer_type`` picks one entry of a per-layer
-    ``rope_parameters`` dict (e.g. "sliding_attention").
+    ``rope_parameters`` dict (e.g. "sliding_attention"); :func:`~.layers.model_layers` reads every layer at once.
+    A vision-language config is read through its ``text_config``. ``llama_4_scaling_beta`` (a query temperature,
+    not a frequency) is left to :func:`~.layers.model_layers`.
     """
+    rope = layer_rope(config, layer_type=layer_type)
+    return rope_frequencies(
+        rope.head_dim,
+        base=rope.base,
+        rope_scaling=rope.scaling or None,
+        max_position_embeddings=rope.max_position_embeddings,
+        seq_len=seq_len,
+        partial_rotary_factor=rope.partial_rotary_factor,
+    )
+
+
+class LayerRope(NamedTuple):
+    """The arguments of :func:`rope_frequencies` a config gives one kind of layer, read under every family's names."""
+
+    head_dim: int
+    base: float
+    partial_rotary_factor: float
+    scaling: dict[str, object]  # rope_scaling without rope_theta / partial_rotary_factor / temperature keys
+    max_position_embeddings: int | None
+    temperature: dict[str, object]  # keys that scale queries, not frequencies (llama_4_scaling_beta)
+
+
+#: rope_parameters keys that set a query temperature rather than frequencies (Mistral 3); read by model_layers.
+TEMPERATURE_KEYS = ("llama_4_scaling_beta",)
+
+
+def layer_rope(config: Mapping[str, object], *, layer_type: str | None = None, index: int | None = None) -> LayerRope:
+    r"""What ``config`` says about the RoPE of layers of kind ``layer_type`` (None: a config not split by layer
+    type), as :class:`LayerRope`; the one place the family-specific field names are read. ``index`` picks one layer's
+    ``per_layer_config`` overrides (Gemma 4's global layers have a head of their own); without it, the overrides
+    every layer of ``layer_type`` shares."""
     _check_config(config)
+    config = with_layer_overrides(decoder_config(config), layer_type=layer_type, index=index)
     scaling = _rope_dict(config, layer_type)
+    temperature = {key: scaling.pop(key) for key in TEMPERATURE_KEYS if key in scaling}
+    stray = scaling.pop("max_position_embeddings", None)  # Ministral 3 repeats it inside rope_parameters
+    if stray is not None and config.get("max_position_embeddings") is None:
+        config = {**config, "max_position_embeddings": stray}
     head_dim, partial = _rotary_dims(config, scaling)
     theta = scaling.pop("rope_theta", None)
     for key in ("rope_theta", "rotary_emb_base"):
@@ -79,14 +124,74 @@ def rope_frequencies_from_config(
     rope_type = scaling.get("rope_type", scaling.get("type"))
     if rope_type in SCALED_TYPES and config.get("original_max_position_embeddings") is not None:
         scaling["original_max_position_embeddings"] = config["original_max_position_embeddings"]
-    return rope_frequencies(
-        head_dim,
-        base=base,
-        rope_scaling=scaling or None,
-        max_position_embeddings=max_pos,
-        seq_len=seq_len,
-        partial_rotary_factor=partial,
+    if temperature and rope_type in SCALED_TYPES:
+        temperature.setdefault("original_max_position_embeddings", scaling.get("original_max_position_embeddings"))
+    elif temperature:
+        temperature["original_max_position_embeddings"] = scaling.pop("original_max_position_embeddings", None)
+    return LayerRope(head_dim, base, partial, scaling, max_pos, temperature)
+
+
+def with_layer_overrides(
+    config: Mapping[str, object], *, layer_type: str | None = None, index: int | None = None
+) -> Mapping[str, object]:
+    r"""``config`` with the ``per_layer_config`` overrides of layer ``index`` (keys are layer indices, "05"), or of
+    every layer of ``layer_type`` when they all agree (transformers' heterogeneous configs, Gemma 4)."""
+    overrides = config.get("per_layer_config")
+    if overrides is None:
+        overrides = _global_head_overrides(config)
+    if overrides is None or (isinstance(overrides, Mapping) and not overrides):
+        return config
+    if not isinstance(overrides, Mapping):
+        raise PosEncError(f"per_layer_config must be a dict of layer index → fields, got {type(overrides).__name__}")
+    by_index: dict[int, Mapping[str, object]] = {}
+    for key, value in overrides.items():
+        if not isinstance(value, Mapping) or not str(key).isdigit():
+            raise PosEncError(f"per_layer_config[{key!r:.20}] must map a layer index to a dict of fields")
+        by_index[int(key)] = value
+    if index is not None:  # one layer: its own fields, and no overrides left to apply again
+        return {**{k: v for k, v in config.items() if k != "per_layer_config"}, **by_index.get(index, {})}
+    types = config.get("layer_types")
+    if layer_type is None or not isinstance(types, list):
+        return config
+    chosen = [by_index.get(i, {}) for i, kind in enumerate(types) if kind == layer_type]
+    shared: dict[str, object] = {}
+    for key in {key for item in chosen for key in item}:
+        values = [item.get(key, config.get(key)) for item in chosen]
+        if all(_same(value, values[0]) for value in values):
+            shared[key] = values[0]
+        elif key not in _NOT_ROPE:
+            raise PosEncError(
+                f"per_layer_config gives the {layer_type!r} layers different {key!r}; read the model layer by layer"
+            )
+    return {**config, **shared}
+
+
+def _global_head_overrides(config: Mapping[str, object]) -> dict[str, object] | None:
+    r"""Gemma 4's checkpoint form of per_layer_config: ``global_head_dim`` is the head of its full_attention layers
+    (Gemma4TextConfig.__post_init__ moves it there; 512 when the config gives none)."""
+    convention = family_convention(config)
+    size = config.get("global_head_dim", convention.global_head_dim if convention is not None else None)
+    types = config.get("layer_types")
+    if size is None or not isinstance(types, list):
+        return None
+    return {str(i): {"head_dim": size} for i, kind in enumerate(types) if kind == "full_attention"}
+
+
+#: per_layer_config fields that do not change a layer's frequencies (NeoMME's windows differ between its sliding
+#: layers), so layers of one type may differ in them.
+_NOT_ROPE = frozenset({"sliding_window", "attention_chunk_size", "num_key_value_heads", "intermediate_size"})
+
+
+def decoder_config(config: Mapping[str, object]) -> Mapping[str, object]:
+    r"""The part of ``config`` that describes the text decoder: ``text_config`` when the top level gives no head
+    size of its own (a vision-language model's config.json), else ``config`` itself."""
+    text = config.get("text_config")
+    own = any(config.get(name) is not None for name in _HEAD_NAMES) or (
+        _first(config, _HIDDEN) is not None and _first(config, _HEADS) is not None
     )
+    if isinstance(text, Mapping) and not own:
+        return text
+    return config
 
 
 class ConfigScaling(NamedTuple):
@@ -104,6 +209,7 @@ def config_training_length(config: Mapping[str, object]) -> int | None:
     max_position_embeddings the same way).
     """
     _check_config(config)
+    config = decoder_config(config)
     value = config.get("original_max_position_embeddings")
     for key in ("rope_scaling", "rope_parameters"):
         scaling = config.get(key)
@@ -119,6 +225,7 @@ def config_scaling(config: Mapping[str, object], *, layer_type: str | None = Non
     :func:`~.formulas.implied_factor`'s max_position_embeddings / original length, as transformers reads YaRN and
     LongRoPE configs (Phi-3: 131072 / 4096 = 32)."""
     _check_config(config)
+    config = decoder_config(config)
     scaling = _rope_dict(config, layer_type)
     rope_type = str(scaling.get("rope_type", scaling.get("type", "default")))
     factor, max_pos = scaling.get("factor"), _first(config, _MAX_POSITIONS)
@@ -130,8 +237,9 @@ def config_scaling(config: Mapping[str, object], *, layer_type: str | None = Non
     )
 
 
-def _rope_dict(config: Mapping[str, object], layer_type: str | None) -> dict[str, object]:
-    """The scaling dict, from ``rope_scaling`` or ``rope_parameters`` (one of them, or both equal), unnested."""
+def rope_entries(config: Mapping[str, object]) -> dict[str, object]:
+    r"""``rope_scaling`` and ``rope_parameters`` merged (older configs have the first, transformers ≥ 5 writes the
+    second; both may be present if they agree), still nested per layer type where the config nests them."""
     found = {key: config.get(key) for key in ("rope_scaling", "rope_parameters") if config.get(key) is not None}
     for key, value in found.items():
         if not isinstance(value, Mapping):
@@ -142,11 +250,32 @@ def _rope_dict(config: Mapping[str, object], layer_type: str | None) -> dict[str
             if key in scaling and not _same(scaling[key], item):
                 raise PosEncError(f"rope_scaling and rope_parameters disagree on {key!r}; keep one of them")
             scaling[key] = item
+    local = config.get("rope_local_base_freq")
+    if local is not None and not any(isinstance(item, Mapping) for item in scaling.values()):
+        # Gemma 3's older config.json: the flat RoPE is the global layers', the sliding ones turn plainly at the local
+        # base (Gemma3TextConfig.__post_init__ builds the same two entries)
+        return {"full_attention": scaling, "sliding_attention": {"rope_type": "default", "rope_theta": local}}
+    return scaling
+
+
+def split_layer_types(config: Mapping[str, object]) -> tuple[str, ...]:
+    r"""The layer types ``rope_parameters`` gives a RoPE each (Gemma 3: sliding_attention, full_attention); () when
+    one RoPE serves every layer."""
+    return tuple(key for key, value in rope_entries(decoder_config(config)).items() if isinstance(value, Mapping))
+
+
+def _rope_dict(config: Mapping[str, object], layer_type: str | None) -> dict[str, object]:
+    """The scaling dict of ``layer_type``'s layers, unnested (a copy)."""
+    scaling = rope_entries(config)
     nested = [key for key, value in scaling.items() if isinstance(value, Mapping)]
     if nested:
         if layer_type is None or layer_type not in nested:
+            kinds = ", ".join(nested)
             raise PosEncError(
-                f"rope_parameters has one entry per layer type ({', '.join(nested)}); pass layer_type= one of them"
+                f"this config gives each kind of layer its own RoPE ({kinds}); read it layer by layer "
+                f"(model_layers) or name the kind of layer to read (layer_type = one of {kinds})",
+                code="rope_per_layer_type",
+                kinds=kinds,
             )
         scaling = dict(scaling[layer_type])
     elif layer_type is not None:
@@ -167,79 +296,56 @@ def _same(a: object, b: object) -> bool:
         return a is b
 
 
-def _rotary_dims(config: Mapping[str, object], scaling: dict[str, object]) -> tuple[int, float]:
-    """(head_dim, partial_rotary_factor) under the names the common families use."""
-    if config.get("qk_rope_head_dim") is not None:
-        head_dim = as_int("qk_rope_head_dim", config["qk_rope_head_dim"], lo=2)
-    elif config.get("head_dim") is not None:
-        head_dim = as_int("head_dim", config["head_dim"], lo=2)
-    elif _first(config, _HIDDEN) is not None and _first(config, _HEADS) is not None:
+#: Where the families put the query/key head size, in the order read. DeepSeek-V2/V3 rotate only qk_rope_head_dim
+#: (their config classes set head_dim to it); Zamba2 attends over attention_head_dim; JetMoE names it kv_channels.
+_HEAD_NAMES = ("qk_rope_head_dim", "head_dim", "attention_head_dim", "kv_channels")
+
+
+def head_size(config: Mapping[str, object], *, partial: bool = False) -> int:
+    r"""The size of the head RoPE acts on, under the names the families use (or a family's own formula,
+    :mod:`.families`). With ``partial`` (the config gives a partial_rotary_factor), ``head_dim`` comes first: a
+    config with both qk_rope_head_dim and a factor (DeepSeek-V4, dots3) rotates head_dim × factor in transformers."""
+    convention = family_convention(config)
+    if convention is not None and convention.head_size is not None:
+        return convention.head_size(config)
+    names = ("head_dim", *_HEAD_NAMES) if partial else _HEAD_NAMES
+    for name in names:
+        if config.get(name) is not None:
+            return as_int(name, config[name], lo=2)
+    if _first(config, _HIDDEN) is not None and _first(config, _HEADS) is not None:
         hidden = as_int("hidden_size", _first(config, _HIDDEN), lo=2)
         heads = as_int("num_attention_heads", _first(config, _HEADS), lo=1)
-        head_dim = hidden // heads
-    else:
-        raise PosEncError(
-            "config needs head_dim, or hidden_size and num_attention_heads, to know the head size", code="no_head_dim"
-        )
+        return hidden // heads
+    raise PosEncError(
+        "config needs head_dim, or hidden_size and num_attention_heads, to know the head size", code="no_head_dim"
+    )
+
+
+def _rotary_dims(config: Mapping[str, object], scaling: dict[str, object]) -> tuple[int, float]:
+    """(head_dim, partial_rotary_factor) under the names the common families use."""
     partial = scaling.pop("partial_rotary_factor", None)
     if partial is None:
         partial = config.get("partial_rotary_factor", config.get("rotary_pct"))
-    if partial is None and config.get("rotary_dim") is not None:
+    head_dim = head_size(config, partial=partial is not None)
+    convention = family_convention(config)
+    if partial is None and config.get("rotary_dim") is not None and "rotary_dim" not in (convention or _NONE).ignored:
         partial = as_int("rotary_dim", config["rotary_dim"], lo=2, hi=head_dim) / head_dim
     return head_dim, as_float("partial_rotary_factor", 1.0 if partial is None else partial, gt=0.0, le=1.0)
+
+
+class _NoConvention(NamedTuple):
+    ignored: tuple[str, ...] = ()
+
+
+_NONE = _NoConvention()
 
 
 def _check_config(config: object) -> None:
     r"""Refuse anything but a dict parsed from ``config.json`` (every reader here starts with it)."""
     if not isinstance(config, Mapping):
+        kind = json_kind(config)
         raise PosEncError(
-            f"config must be a dict parsed from config.json, got {type(config).__name__}",
+            f"config must be a dict parsed from config.json (a JSON object), got {kind}",
             code="config_not_object",
-            kind=type(config).__name__,
+            kind=kind,
         )
-
-
-def parse_config_text(text: object) -> dict[str, Any]:
-    r"""The JSON object in ``text`` (a pasted ``config.json``), never evaluated.
-
-    At most :data:`MAX_CONFIG_CHARS` characters and :data:`MAX_CONFIG_DEPTH` levels of nesting; ``NaN`` and
-    ``Infinity`` (which Python's json accepts) are refused. Every problem is a :class:`PosEncError` with a code.
-    """
-    if not isinstance(text, str):
-        raise PosEncError("the pasted config must be text", code="config_not_object", kind=type(text).__name__)
-    if len(text) > MAX_CONFIG_CHARS:
-        raise PosEncError(f"the pasted text has {len(text):,} characters; a config.json fits in {MAX_CONFIG_CHARS:,}",
-                          code="config_too_long", chars=len(text), limit=MAX_CONFIG_CHARS)  # fmt: skip
-    if not text.strip():
-        raise PosEncError("the box is empty: paste a model's config.json", code="config_empty")
-    try:
-        config = json.loads(text, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as err:
-        detail = f"{err.msg} (line {err.lineno}, column {err.colno})"
-        raise PosEncError(f"not valid JSON: {detail}", code="config_not_json", detail=detail) from None
-    except RecursionError:
-        config = None  # deeper than the parser's own stack: refused below, with the same message
-    if config is None or _depth(config) > MAX_CONFIG_DEPTH:
-        raise PosEncError(f"the JSON nests deeper than {MAX_CONFIG_DEPTH} levels", code="config_too_deep",
-                          limit=MAX_CONFIG_DEPTH)  # fmt: skip
-    if not isinstance(config, dict):
-        raise PosEncError(f"config.json must be a JSON object {{…}}, got a {type(config).__name__}",
-                          code="config_not_object", kind=type(config).__name__)  # fmt: skip
-    return config
-
-
-def _refuse_constant(name: str) -> float:
-    detail = f"{name} is not a JSON number"
-    raise PosEncError(f"not valid JSON: {detail}", code="config_not_json", detail=detail)
-
-
-def _depth(value: object) -> int:
-    r"""Nesting depth of parsed JSON, iteratively (a crafted input cannot exhaust the stack here)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
-    return deepest
