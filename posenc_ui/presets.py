@@ -39,6 +39,14 @@ PRESET_IDS = (
     "deepseek_v3",
     "phi3_mini_128k",
     "gpt_neox_20b",
+    "llama4_scout",
+    "gemma3_27b",
+    "gemma4_26b",
+    "qwen3_8b",
+    "qwen3_vl_8b",
+    "gpt_oss_120b",
+    "mistral_small_3_1",
+    "smollm3_3b",
 )
 #: The config fields that decide RoPE (what a pasted config is reduced to in a share link).
 ROPE_FIELDS = (
