@@ -21,7 +21,6 @@ from posenc_ui.presets import (
     without_scaling,
 )
 
-
 #: Where a preset value may come from: the checkpoint on the Hugging Face hub, or (said so in its note) the pinned
 #: transformers release's config defaults, which the checkpoint is loaded with where its config.json is silent.
 CHECKPOINT = "https://huggingface.co/"
