@@ -49,6 +49,7 @@ ERROR_FIELDS: dict[str, frozenset[str]] = {
         "unknown_keys": "rope_type keys allowed",
         "missing_key": "rope_type key",
         "no_head_dim": "",
+        "rope_per_layer_type": "kinds",
         "no_training_length": "",
     }.items()
 }

@@ -32,7 +32,9 @@ A small package, as transformers' ``modeling_rope_utils`` is one module:
   a base-β number system and each method's divisor per pair, attention entropy against length and the logit factors
   that hold it, ReRoPE's clipped relative positions;
 * :mod:`.config` — a model's ``config.json`` (pasted text or a dict) → its frequencies, its training length and its
-  (rope_type, s).
+  (rope_type, s);
+* :mod:`.layers` — the same config read as a whole model: one record per decoder layer (rotates or not, which RoPE,
+  which window, which query temperature).
 """
 
 from .beta_base import frequency_divisors, ntk_divisors, position_digits
@@ -58,6 +60,14 @@ from .formulas import (
     yarn_mscale,
     yarn_ramp,
 )
+from .layers import (
+    MAX_LAYERS,
+    LayerPosition,
+    QueryTemperature,
+    distinct_layer_types,
+    model_layers,
+    query_temperature,
+)
 from .pairs import (
     REGIMES,
     TemperatureCurves,
@@ -80,12 +90,15 @@ __all__ = [
     "MAX_CONFIG_CHARS",
     "MAX_CONFIG_DEPTH",
     "MAX_FACTOR",
+    "MAX_LAYERS",
     "REGIMES",
     "ROPE_REGISTRY",
     "ROPE_TYPES",
     "SCALED_TYPES",
     "ConfigScaling",
     "EntropyCurves",
+    "LayerPosition",
+    "QueryTemperature",
     "RopeFrequencies",
     "RopeType",
     "TemperatureCurves",
@@ -94,6 +107,7 @@ __all__ = [
     "attention_entropy",
     "config_scaling",
     "config_training_length",
+    "distinct_layer_types",
     "dynamic_ntk_alpha",
     "entropy_by_length",
     "frequency_divisors",
@@ -101,12 +115,14 @@ __all__ = [
     "implied_factor",
     "log_length_scale",
     "longrope_attention_factor",
+    "model_layers",
     "ntk_base",
     "ntk_divisors",
     "ntk_exponent",
     "pair_regimes",
     "parse_config_text",
     "position_digits",
+    "query_temperature",
     "regime_counts",
     "rerope_relative_positions",
     "rerope_scores",

@@ -36,11 +36,18 @@ from .registry import ROPE_REGISTRY, RopeFrequencies, rope_frequencies
 __all__ = [
     "MAX_CONFIG_CHARS",
     "MAX_CONFIG_DEPTH",
+    "TEMPERATURE_KEYS",
     "ConfigScaling",
+    "LayerRope",
     "config_scaling",
     "config_training_length",
+    "decoder_config",
+    "head_size",
+    "layer_rope",
     "parse_config_text",
+    "rope_entries",
     "rope_frequencies_from_config",
+    "split_layer_types",
 ]
 
 #: A real config.json is a few kB (Phi-3's, with 96 factors, about 3 kB); 64 kB leaves room and stops abuse.
@@ -63,10 +70,43 @@ def rope_frequencies_from_config(
     r"""``(inv_freq, attention_factor)`` for the model described by ``config`` (a parsed ``config.json``).
 
     ``seq_len`` matters for "dynamic" and "longrope". ``layer_type`` picks one entry of a per-layer
-    ``rope_parameters`` dict (e.g. "sliding_attention").
+    ``rope_parameters`` dict (e.g. "sliding_attention"); :func:`~.layers.model_layers` reads every layer at once.
+    A vision-language config is read through its ``text_config``. ``llama_4_scaling_beta`` (a query temperature,
+    not a frequency) is left to :func:`~.layers.model_layers`.
     """
+    rope = layer_rope(config, layer_type=layer_type)
+    return rope_frequencies(
+        rope.head_dim,
+        base=rope.base,
+        rope_scaling=rope.scaling or None,
+        max_position_embeddings=rope.max_position_embeddings,
+        seq_len=seq_len,
+        partial_rotary_factor=rope.partial_rotary_factor,
+    )
+
+
+class LayerRope(NamedTuple):
+    """The arguments of :func:`rope_frequencies` a config gives one kind of layer, read under every family's names."""
+
+    head_dim: int
+    base: float
+    partial_rotary_factor: float
+    scaling: dict[str, object]  # rope_scaling without rope_theta / partial_rotary_factor / temperature keys
+    max_position_embeddings: int | None
+    temperature: dict[str, object]  # keys that scale queries, not frequencies (llama_4_scaling_beta)
+
+
+#: rope_parameters keys that set a query temperature rather than frequencies (Mistral 3); read by model_layers.
+TEMPERATURE_KEYS = ("llama_4_scaling_beta",)
+
+
+def layer_rope(config: Mapping[str, object], *, layer_type: str | None = None) -> LayerRope:
+    r"""What ``config`` says about the RoPE of layers of kind ``layer_type`` (None: a config not split by layer
+    type), as :class:`LayerRope`; the one place the family-specific field names are read."""
     _check_config(config)
+    config = decoder_config(config)
     scaling = _rope_dict(config, layer_type)
+    temperature = {key: scaling.pop(key) for key in TEMPERATURE_KEYS if key in scaling}
     head_dim, partial = _rotary_dims(config, scaling)
     theta = scaling.pop("rope_theta", None)
     for key in ("rope_theta", "rotary_emb_base"):
@@ -79,14 +119,21 @@ def rope_frequencies_from_config(
     rope_type = scaling.get("rope_type", scaling.get("type"))
     if rope_type in SCALED_TYPES and config.get("original_max_position_embeddings") is not None:
         scaling["original_max_position_embeddings"] = config["original_max_position_embeddings"]
-    return rope_frequencies(
-        head_dim,
-        base=base,
-        rope_scaling=scaling or None,
-        max_position_embeddings=max_pos,
-        seq_len=seq_len,
-        partial_rotary_factor=partial,
-    )
+    if temperature and rope_type in SCALED_TYPES:
+        temperature.setdefault("original_max_position_embeddings", scaling.get("original_max_position_embeddings"))
+    elif temperature:
+        temperature["original_max_position_embeddings"] = scaling.pop("original_max_position_embeddings", None)
+    return LayerRope(head_dim, base, partial, scaling, max_pos, temperature)
+
+
+def decoder_config(config: Mapping[str, object]) -> Mapping[str, object]:
+    r"""The part of ``config`` that describes the text decoder: ``text_config`` when the top level gives no head
+    size of its own (a vision-language model's config.json), else ``config`` itself."""
+    text = config.get("text_config")
+    own = any(config.get(name) is not None for name in (*_HEAD_NAMES, *_HIDDEN, "num_hidden_layers"))
+    if isinstance(text, Mapping) and not own:
+        return text
+    return config
 
 
 class ConfigScaling(NamedTuple):
@@ -104,6 +151,7 @@ def config_training_length(config: Mapping[str, object]) -> int | None:
     max_position_embeddings the same way).
     """
     _check_config(config)
+    config = decoder_config(config)
     value = config.get("original_max_position_embeddings")
     for key in ("rope_scaling", "rope_parameters"):
         scaling = config.get(key)
@@ -119,6 +167,7 @@ def config_scaling(config: Mapping[str, object], *, layer_type: str | None = Non
     :func:`~.formulas.implied_factor`'s max_position_embeddings / original length, as transformers reads YaRN and
     LongRoPE configs (Phi-3: 131072 / 4096 = 32)."""
     _check_config(config)
+    config = decoder_config(config)
     scaling = _rope_dict(config, layer_type)
     rope_type = str(scaling.get("rope_type", scaling.get("type", "default")))
     factor, max_pos = scaling.get("factor"), _first(config, _MAX_POSITIONS)
@@ -130,8 +179,9 @@ def config_scaling(config: Mapping[str, object], *, layer_type: str | None = Non
     )
 
 
-def _rope_dict(config: Mapping[str, object], layer_type: str | None) -> dict[str, object]:
-    """The scaling dict, from ``rope_scaling`` or ``rope_parameters`` (one of them, or both equal), unnested."""
+def rope_entries(config: Mapping[str, object]) -> dict[str, object]:
+    r"""``rope_scaling`` and ``rope_parameters`` merged (older configs have the first, transformers ≥ 5 writes the
+    second; both may be present if they agree), still nested per layer type where the config nests them."""
     found = {key: config.get(key) for key in ("rope_scaling", "rope_parameters") if config.get(key) is not None}
     for key, value in found.items():
         if not isinstance(value, Mapping):
@@ -142,11 +192,27 @@ def _rope_dict(config: Mapping[str, object], layer_type: str | None) -> dict[str
             if key in scaling and not _same(scaling[key], item):
                 raise PosEncError(f"rope_scaling and rope_parameters disagree on {key!r}; keep one of them")
             scaling[key] = item
+    return scaling
+
+
+def split_layer_types(config: Mapping[str, object]) -> tuple[str, ...]:
+    r"""The layer types ``rope_parameters`` gives a RoPE each (Gemma 3: sliding_attention, full_attention); () when
+    one RoPE serves every layer."""
+    return tuple(key for key, value in rope_entries(decoder_config(config)).items() if isinstance(value, Mapping))
+
+
+def _rope_dict(config: Mapping[str, object], layer_type: str | None) -> dict[str, object]:
+    """The scaling dict of ``layer_type``'s layers, unnested (a copy)."""
+    scaling = rope_entries(config)
     nested = [key for key, value in scaling.items() if isinstance(value, Mapping)]
     if nested:
         if layer_type is None or layer_type not in nested:
+            kinds = ", ".join(nested)
             raise PosEncError(
-                f"rope_parameters has one entry per layer type ({', '.join(nested)}); pass layer_type= one of them"
+                f"this config gives each kind of layer its own RoPE ({kinds}); read it layer by layer "
+                f"(model_layers) or name the kind of layer to read (layer_type = one of {kinds})",
+                code="rope_per_layer_type",
+                kinds=kinds,
             )
         scaling = dict(scaling[layer_type])
     elif layer_type is not None:
@@ -167,20 +233,27 @@ def _same(a: object, b: object) -> bool:
         return a is b
 
 
-def _rotary_dims(config: Mapping[str, object], scaling: dict[str, object]) -> tuple[int, float]:
-    """(head_dim, partial_rotary_factor) under the names the common families use."""
-    if config.get("qk_rope_head_dim") is not None:
-        head_dim = as_int("qk_rope_head_dim", config["qk_rope_head_dim"], lo=2)
-    elif config.get("head_dim") is not None:
-        head_dim = as_int("head_dim", config["head_dim"], lo=2)
-    elif _first(config, _HIDDEN) is not None and _first(config, _HEADS) is not None:
+#: Where the families put the query/key head size, in the order read. DeepSeek-V2/V3 rotate only qk_rope_head_dim.
+_HEAD_NAMES = ("qk_rope_head_dim", "head_dim")
+
+
+def head_size(config: Mapping[str, object]) -> int:
+    r"""The size of the part of a query/key head that RoPE acts on, under the names the families use."""
+    for name in _HEAD_NAMES:
+        if config.get(name) is not None:
+            return as_int(name, config[name], lo=2)
+    if _first(config, _HIDDEN) is not None and _first(config, _HEADS) is not None:
         hidden = as_int("hidden_size", _first(config, _HIDDEN), lo=2)
         heads = as_int("num_attention_heads", _first(config, _HEADS), lo=1)
-        head_dim = hidden // heads
-    else:
-        raise PosEncError(
-            "config needs head_dim, or hidden_size and num_attention_heads, to know the head size", code="no_head_dim"
-        )
+        return hidden // heads
+    raise PosEncError(
+        "config needs head_dim, or hidden_size and num_attention_heads, to know the head size", code="no_head_dim"
+    )
+
+
+def _rotary_dims(config: Mapping[str, object], scaling: dict[str, object]) -> tuple[int, float]:
+    """(head_dim, partial_rotary_factor) under the names the common families use."""
+    head_dim = head_size(config)
     partial = scaling.pop("partial_rotary_factor", None)
     if partial is None:
         partial = config.get("partial_rotary_factor", config.get("rotary_pct"))

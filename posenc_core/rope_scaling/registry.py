@@ -161,11 +161,13 @@ def _llama3(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
     original = _original_length(params, max_pos, "llama3")
     low_freq_factor = _required_float(params, "low_freq_factor", "llama3", gt=0.0)
     high_freq_factor = _required_float(params, "high_freq_factor", "llama3", gt=0.0)
-    if high_freq_factor <= low_freq_factor:
-        raise PosEncError(f"high_freq_factor ({high_freq_factor:g}) must be > low_freq_factor ({low_freq_factor:g})")
+    if high_freq_factor < low_freq_factor:
+        raise PosEncError(f"high_freq_factor ({high_freq_factor:g}) must be ≥ low_freq_factor ({low_freq_factor:g})")
     inv_freq = rope_inv_freq(dim, base=base)
     wavelen = 2.0 * math.pi / inv_freq
     scaled = np.where(wavelen > original / low_freq_factor, inv_freq / factor, inv_freq)
+    if high_freq_factor == low_freq_factor:  # Llama 4 Scout: no blend band, a step at λ = L/l
+        return RopeFrequencies(scaled, 1.0)
     smooth = (original / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
     blended = (1.0 - smooth) * scaled / factor + smooth * scaled
     medium = (wavelen >= original / high_freq_factor) & (wavelen <= original / low_freq_factor)

@@ -439,6 +439,25 @@ ROPE_CASES = [
         None,
     ),
     (
+        "llama3-llama4-scout-equal-bands",
+        "llama",
+        {
+            "hidden_size": 5120,
+            "num_attention_heads": 40,
+            "head_dim": 128,
+            "max_position_embeddings": 10485760,
+            "rope_theta": 500000.0,
+            "rope_scaling": {
+                "factor": 16.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 1.0,
+                "original_max_position_embeddings": 8192,
+                "rope_type": "llama3",
+            },
+        },
+        None,
+    ),
+    (
         "llama3-other-bands",
         "llama",
         {

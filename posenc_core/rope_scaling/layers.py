@@ -1,0 +1,290 @@
+r"""A model's ``config.json`` read as a whole model, layer by layer: which layers rotate, with which RoPE, over which
+window, and which scale their queries with a length-dependent temperature.
+
+The models of 2025–26 no longer have one RoPE. Gemma 3 alternates five sliding-window layers (base 10⁴) with one
+global layer (base 10⁶, linear ×8); Llama 4 drops RoPE from every fourth layer, which sees the whole context and
+multiplies its queries by a temperature that grows with the position, while its other layers rotate and attend
+within 8,192-token chunks; SmolLM3 drops RoPE from every fourth layer; Mistral 3 multiplies every query by a
+temperature. :func:`model_layers` returns one :class:`LayerPosition` per decoder layer, read as transformers builds
+the model, under the names its families use:
+
+========================================  ================================================================
+config field                              read as
+========================================  ================================================================
+num_hidden_layers (n_layer, num_layers)   the number of layers (one record each); absent: one layer
+layer_types                               each layer's attention kind, as the config names it
+sliding_window (use_sliding_window)       the window of "sliding_attention" layers (all layers when no
+                                          layer_types and use_sliding_window is not false)
+attention_chunk_size                      the chunk of "chunked_attention" layers (Llama 4)
+no_rope_layers, no_rope_layer_interval    1 = the layer rotates, 0 = NoPE (Llama 4, SmolLM3); the interval
+                                          k makes every k-th layer NoPE when the list is absent or empty
+rope_parameters[<layer type>]             per-layer-type RoPE (Gemma 3: sliding_attention / full_attention)
+attn_temperature_tuning, floor_scale,     Llama 4's query temperature on its NoPE layers
+attn_scale
+rope_parameters["llama_4_scaling_beta"]   Mistral 3's query temperature on every layer
+text_config                               a vision-language model's decoder (when the top level has none)
+========================================  ================================================================
+
+The query temperatures (:class:`QueryTemperature`, :func:`query_temperature`) both have the form
+:math:`\tau(p) = 1 + \beta\,\ln\!\big(1 + \lfloor (p + \delta)/L \rfloor\big)`: Llama 4 with β = attn_scale,
+L = floor_scale, δ = 1 (transformers' ``Llama4TextAttention``, after Nakanishi 2025, "Scalable-Softmax Is Superior
+for Attention", arXiv:2501.19399); Mistral 3 with β = llama_4_scaling_beta, L = original_max_position_embeddings,
+δ = 0 (transformers' ``get_llama_4_attn_scale`` in ``modeling_ministral3``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from ..errors import PosEncError, as_array, as_float, as_int
+from .config import _check_config, config_scaling, decoder_config, layer_rope, split_layer_types
+from .registry import RopeFrequencies, rope_frequencies
+
+__all__ = [
+    "MAX_LAYERS",
+    "LayerPosition",
+    "QueryTemperature",
+    "distinct_layer_types",
+    "model_layers",
+    "query_temperature",
+]
+
+#: The deepest released decoders have ~126 layers (Llama 3.1 405B); 1,024 leaves room and bounds the work.
+MAX_LAYERS = 1024
+_LAYER_COUNT = ("num_hidden_layers", "n_layer", "num_layers")
+NOPE = "nope"  # layer_type of a layer that does not rotate
+
+
+@dataclass(frozen=True)
+class QueryTemperature:
+    r"""A length-dependent query temperature :math:`\tau(p) = 1 + \beta\ln(1 + \lfloor (p + \delta)/L \rfloor)`.
+
+    ``source`` names the config key that asks for it ("attn_temperature_tuning": Llama 4, on its NoPE layers;
+    "llama_4_scaling_beta": Mistral 3, on every layer). ``beta`` is β, ``length`` L and ``shift`` δ.
+    """
+
+    source: str
+    beta: float
+    length: float
+    shift: int
+
+    def at(self, positions: object) -> np.ndarray:
+        r""":func:`query_temperature` of this record at ``positions``."""
+        return query_temperature(self, positions)
+
+
+def query_temperature(temperature: QueryTemperature, positions: object) -> np.ndarray:
+    r"""The factor :math:`\tau(p) = 1 + \beta\,\ln(1 + \lfloor (p + \delta)/L \rfloor)` that multiplies the query at
+    each position p (same shape as ``positions``): 1 below L, then growing by β·ln 2, β·ln 3, … per block of L.
+
+    Paper: Nakanishi 2025, "Scalable-Softmax Is Superior for Attention", arXiv:2501.19399 (the log-length factor);
+    the floor and constants are transformers' ``Llama4TextAttention`` (δ = 1) and ``get_llama_4_attn_scale`` (δ = 0).
+    """
+    if not isinstance(temperature, QueryTemperature):
+        raise PosEncError(f"temperature must be a QueryTemperature, got {type(temperature).__name__}")
+    p = as_array("positions", positions, integer=True, allow_empty=True)
+    if p.size and p.min() < 0:
+        raise PosEncError(f"positions must be ≥ 0, got {int(p.min())}", code="too_small", name="positions",
+                          value=int(p.min()), bound=0)  # fmt: skip
+    # τ(p) = 1 + β·ln(1 + ⌊(p + δ)/L⌋)
+    return 1.0 + temperature.beta * np.log1p(np.floor((p + temperature.shift) / temperature.length))
+
+
+@dataclass(frozen=True)
+class LayerPosition:
+    r"""How one decoder layer handles position.
+
+    ``index``: the layer's 0-based index. ``attention_type``: the layer's kind as the config names it
+    ("full_attention", "sliding_attention", "chunked_attention", …). ``layer_type``: the same, except "nope" where
+    the layer does not rotate. ``rotates``: whether RoPE is applied. ``rope_type``, ``base``, ``factor`` (the
+    scaling's s, 1 without scaling), ``partial_rotary_factor``: its RoPE (None for a NoPE layer). ``head_dim``: the
+    query/key head size. ``rotary_dim``: how many of those dimensions turn with a non-zero frequency (0 for NoPE).
+    ``window``: how many keys back the layer sees (sliding window or chunk size; None: the whole context).
+    ``frequencies``: :class:`RopeFrequencies` as the model applies them (None for NoPE). ``temperature``: a
+    length-dependent query factor, or None.
+    """
+
+    index: int
+    layer_type: str
+    attention_type: str
+    rotates: bool
+    rope_type: str | None
+    base: float | None
+    factor: float | None
+    partial_rotary_factor: float | None
+    head_dim: int
+    rotary_dim: int
+    window: int | None
+    frequencies: RopeFrequencies | None
+    temperature: QueryTemperature | None
+
+    def same_kind(self, other: LayerPosition) -> bool:
+        r"""True when ``other`` handles position exactly like this layer (everything but the index)."""
+        return _kind(self) == _kind(other)
+
+
+def model_layers(config: Mapping[str, object], *, seq_len: int | None = None) -> tuple[LayerPosition, ...]:
+    r"""One :class:`LayerPosition` per decoder layer of the model ``config`` describes (a parsed ``config.json``).
+
+    ``seq_len`` is the current length, read by "dynamic" and "longrope" as in
+    :func:`~posenc_core.rope_scaling.rope_frequencies_from_config`. Anything the config asks for that this reader
+    does not model is refused with a :class:`PosEncError` that names it; nothing is silently dropped.
+    """
+    _check_config(config)
+    config = decoder_config(config)
+    count = _layer_count(config)
+    attention = _attention_types(config, count)
+    rotates = _rotating_layers(config, count)
+    cache: dict[tuple[str, bool], LayerPosition] = {}
+    layers = []
+    for index in range(count):
+        key = (attention[index], rotates[index])
+        if key not in cache:
+            cache[key] = _layer(config, attention[index], rotates[index], seq_len)
+        layers.append(replace(cache[key], index=index))
+    return tuple(layers)
+
+
+def distinct_layer_types(layers: object) -> tuple[LayerPosition, ...]:
+    r"""The first record of each distinct kind of layer in ``layers`` (the output of :func:`model_layers`), in order
+    of first appearance: Gemma 3 → (sliding, full); Llama 4 → (chunked RoPE, NoPE)."""
+    if not isinstance(layers, tuple | list):
+        raise PosEncError(f"layers must be the records model_layers returns, got {type(layers).__name__}")
+    out: list[LayerPosition] = []
+    for layer in layers:
+        if not isinstance(layer, LayerPosition):
+            raise PosEncError(f"layers must hold LayerPosition records, got {type(layer).__name__}")
+        if not any(layer.same_kind(seen) for seen in out):
+            out.append(layer)
+    return tuple(out)
+
+
+# --- reading the config ----------------------------------------------------------------------------------------------
+
+
+def _layer_count(config: Mapping[str, object]) -> int:
+    for name in _LAYER_COUNT:
+        if config.get(name) is not None:
+            return as_int(name, config[name], lo=1, hi=MAX_LAYERS)
+    types = config.get("layer_types")
+    if isinstance(types, list) and types:
+        return as_int("len(layer_types)", len(types), lo=1, hi=MAX_LAYERS)
+    return 1  # a config without a layer count describes one kind of layer
+
+
+def _attention_types(config: Mapping[str, object], count: int) -> list[str]:
+    r"""Each layer's attention kind: ``layer_types`` as given, else sliding (a sliding window in use) or full."""
+    types = config.get("layer_types")
+    if types is not None:
+        if not isinstance(types, list) or not all(isinstance(item, str) for item in types):
+            raise PosEncError(f"layer_types must be a list of strings (one per layer), got {types!s:.60}")
+        if len(types) != count:
+            raise PosEncError(f"layer_types has {len(types)} entries but the model has {count} layers; one a layer")
+        return list(types)
+    sliding = config.get("sliding_window") is not None and config.get("use_sliding_window") is not False
+    return ["sliding_attention" if sliding else "full_attention"] * count
+
+
+def _rotating_layers(config: Mapping[str, object], count: int) -> list[bool]:
+    r"""Whether each layer rotates: ``no_rope_layers`` (1 = rotates), else every ``no_rope_layer_interval``-th
+    layer is NoPE (transformers: ``int((i + 1) % k != 0)``), else every layer rotates."""
+    flags = config.get("no_rope_layers")
+    if flags:  # [] means "derive from the interval", as in transformers
+        if not isinstance(flags, list) or len(flags) != count:
+            raise PosEncError(f"no_rope_layers must be a list of 0/1, one per layer ({count}), got {flags!s:.60}")
+        return [as_int(f"no_rope_layers[{i}]", flag, lo=0, hi=1) == 1 for i, flag in enumerate(flags)]
+    interval = config.get("no_rope_layer_interval")
+    if interval is not None:
+        interval = as_int("no_rope_layer_interval", interval, lo=1, hi=MAX_LAYERS)
+        return [(index + 1) % interval != 0 for index in range(count)]
+    return [True] * count
+
+
+def _window(config: Mapping[str, object], attention_type: str) -> int | None:
+    name = {"sliding_attention": "sliding_window", "chunked_attention": "attention_chunk_size"}.get(attention_type)
+    if name is None or config.get(name) is None:
+        return None
+    return as_int(name, config[name], lo=1, hi=2**40)
+
+
+def _temperature(config: Mapping[str, object], given: Mapping[str, object], rotates: bool) -> QueryTemperature | None:
+    r"""The layer's query temperature: Mistral 3's ``llama_4_scaling_beta`` (every layer), else Llama 4's
+    ``attn_temperature_tuning`` (its NoPE layers only, as ``Llama4TextAttention`` applies it)."""
+    beta = given.get("llama_4_scaling_beta")
+    if beta is not None:
+        original = given.get("original_max_position_embeddings")
+        if original is None:
+            raise PosEncError(
+                "rope_parameters has llama_4_scaling_beta but no original_max_position_embeddings: "
+                "the length its query temperature is measured in is not given"
+            )
+        length = as_int("original_max_position_embeddings", original, lo=1, hi=2**40)
+        return QueryTemperature("llama_4_scaling_beta", as_float("llama_4_scaling_beta", beta, ge=0.0), length, 0)
+    tuning = config.get("attn_temperature_tuning")
+    if tuning is not None and not rotates and _truthy("attn_temperature_tuning", tuning):
+        length = as_int("floor_scale", config.get("floor_scale", 8192), lo=1, hi=2**40)  # Llama 4's defaults
+        beta = as_float("attn_scale", config.get("attn_scale", 0.1), ge=0.0)
+        return QueryTemperature("attn_temperature_tuning", beta, length, 1)
+    return None
+
+
+def _truthy(name: str, value: object) -> bool:
+    r"""A config flag: true/false, or a number read as Python reads it (Llama 4 Scout's config has 4)."""
+    if isinstance(value, bool):
+        return value
+    return as_float(name, value) != 0.0
+
+
+def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq_len: int | None) -> LayerPosition:
+    layer_type = attention_type if split_layer_types(config) else None
+    if layer_type is not None and layer_type not in split_layer_types(config):
+        if rotates:
+            raise PosEncError(
+                f"rope_parameters gives no RoPE for the {attention_type!r} layers "
+                f"(it has {', '.join(split_layer_types(config))})"
+            )
+        layer_type = split_layer_types(config)[0]  # a NoPE layer reads only the head size and temperature
+    rope = layer_rope(config, layer_type=layer_type)
+    temperature = _temperature(config, rope.temperature, rotates)
+    window = _window(config, attention_type)
+    if not rotates:
+        return LayerPosition(
+            0, NOPE, attention_type, False, None, None, None, None, rope.head_dim, 0, window, None, temperature
+        )
+    freqs = rope_frequencies(
+        rope.head_dim,
+        base=rope.base,
+        rope_scaling=rope.scaling or None,
+        max_position_embeddings=rope.max_position_embeddings,
+        seq_len=seq_len,
+        partial_rotary_factor=rope.partial_rotary_factor,
+    )
+    scaling = config_scaling(config, layer_type=layer_type)
+    return LayerPosition(
+        index=0,
+        layer_type=attention_type,
+        attention_type=attention_type,
+        rotates=True,
+        rope_type=scaling.rope_type,
+        base=rope.base,
+        factor=scaling.factor,
+        partial_rotary_factor=rope.partial_rotary_factor,
+        head_dim=rope.head_dim,
+        rotary_dim=2 * int(np.count_nonzero(freqs.inv_freq)),
+        window=window,
+        frequencies=freqs,
+        temperature=temperature,
+    )
+
+
+def _kind(layer: LayerPosition) -> tuple:
+    values = []
+    for item in fields(LayerPosition)[1:]:
+        value = getattr(layer, item.name)
+        if isinstance(value, RopeFrequencies):
+            value = (value.inv_freq.tobytes(), value.attention_factor)
+        values.append(value)
+    return tuple(values)
