@@ -10,7 +10,7 @@ with start(VIEW) as page:
     @page.section()  # the lesson: a slider that all of it reads reruns it, not the frame around it
     def lesson() -> None:
         page.heading("h_master")
-        page.controls("model")
+        page.controls("model", "layer")
         page.controls("method")
         page.figure("wavelengths")
         page.controls("factor", "stretch")  # under the figure: above it, they pushed it off a phone's first screen
@@ -57,12 +57,19 @@ with start(VIEW) as page:
         page.heading("h_models")
         page.text("models")
         page.figure("models")
+        page.heading("h_layers")
+        page.figure("layers")
+        page.text("layers")
+        page.figure("layer_wavelengths")
         page.text("preset_values", **page.ask(preset_words, page.lang))
 
     @page.section("h_paste")
     def paste() -> None:
         page.text("paste")
         page.paste_box("config", height=260)
+        page.figure("pasted_layers")
+        page.figure("pasted_wavelengths")
+        page.controls("pasted_layer")
         page.figure("pasted")
         page.text("takeaway")
 

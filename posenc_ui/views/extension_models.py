@@ -19,32 +19,42 @@ from ..i18n import t
 from ..memo import memo
 from ..presets import load_presets, scaling_of, training_length, without_scaling
 from .base import Values, reads, uses
+from .extension_layers import chosen_kind, layer_config, model_config, pasted_layers
+
+#: The kind of layer the models chart draws of a model that has several: its global (full-attention) layers.
+GLOBAL = "full_attention"
 
 # --- real models, and a pasted config.json ------------------------------------------------------------------------
 
 
 @memo
-def _published() -> tuple[dict[str, np.ndarray], dict[str, int]]:
-    curves, lengths = {}, {}
+def _published() -> tuple[dict[str, np.ndarray], dict[str, int], tuple[str, ...]]:
+    curves, lengths, left_out = {}, {}, []
     for preset in load_presets().values():
         if preset.missing:
-            continue  # not drawn without the fields that decide its frequencies
-        config = preset.config()
+            continue  # not drawn without the fields that decide its frequencies (the text says which)
+        try:
+            config = model_config(preset.id, GLOBAL)  # a model with several kinds of layer: its global ones
+        except PosEncError:
+            left_out.append(preset.name)  # a config the core refuses: named in the title, never dropped silently
+            continue
         freqs = rope_frequencies_from_config(config, seq_len=config.get("max_position_embeddings"))
-        curves[preset.name], lengths[preset.name] = rope_wavelengths(freqs.inv_freq), training_length(config)
-    return curves, lengths
+        turning = freqs.inv_freq[freqs.inv_freq > 0]  # proportional RoPE's pairs that never turn have no wavelength
+        curves[preset.name], lengths[preset.name] = rope_wavelengths(turning), training_length(preset.config())
+    return curves, lengths, tuple(left_out)
 
 
 @uses()
 def models_figure(v: Values, lang: str) -> go.Figure:
-    curves, lengths = _published()
-    return figs.model_wavelengths(curves, lengths, lang=lang)
+    curves, lengths, left_out = _published()
+    return figs.model_wavelengths(curves, lengths, left_out=left_out, lang=lang)
 
 
 @memo
-def _pasted(text: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
-    config = parse_config_text(text)
-    length = training_length(config)
+def _pasted(text: str, layer: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
+    whole = parse_config_text(text)
+    config = layer_config(whole, pasted_layers(text), layer)  # the layers of kind `layer` only
+    length = training_length(whole)
     if not isinstance(length, int | float) or isinstance(length, bool):
         raise PosEncError(
             "config needs max_position_embeddings (or original_max_position_embeddings)", code="no_training_length"
@@ -56,12 +66,13 @@ def _pasted(text: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
     return before, after.inv_freq, after.attention_factor, int(length), rope_type, factor
 
 
-@uses("config")
+@uses("config", "pasted_layer")
 def pasted_figure(v: Values, lang: str) -> go.Figure:
-    before, after, attention_factor, length, rope_type, factor = _pasted(v["config"])
+    before, after, attention_factor, length, rope_type, factor = _pasted(v["config"], v["pasted_layer"])
     title = t(
         "extension.fig_pasted",
         lang,
+        layer=chosen_kind(pasted_layers(v["config"]), v["pasted_layer"]),
         type=rope_type,
         factor=f"{factor:g}",
         dim=2 * before.shape[0],
