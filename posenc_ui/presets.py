@@ -29,6 +29,9 @@ from .catalog import ROOT
 from .state import Param
 
 PRESET_DIR = ROOT / "assets" / "presets"
+#: Where a value comes from when the checkpoint's config.json leaves it unset: the pinned transformers release's
+#: config class, whose defaults the checkpoint is loaded with (the preset's note says so).
+TRANSFORMERS_DEFAULTS = "https://github.com/huggingface/transformers/blob/v5.23.0/src/transformers/models/"
 #: Reading order of the presets (the page's model picker).
 PRESET_IDS = (
     "llama2_7b",
@@ -100,8 +103,11 @@ def parse_preset(data: object) -> Preset:
     for name, entry in fields.items():
         if not isinstance(entry, Mapping) or set(entry) != {"value", "source"} or not isinstance(entry["source"], str):
             raise PosEncError(f"preset {data['id']!r}: {name!r} must be {{'value': …, 'source': 'https://…'}}")
-        if not entry["source"].startswith("https://"):
-            raise PosEncError(f"preset {data['id']!r}: the source of {name!r} must be a https:// address")
+        if not entry["source"].startswith(("https://huggingface.co/", TRANSFORMERS_DEFAULTS)):
+            raise PosEncError(
+                f"preset {data['id']!r}: the source of {name!r} must be the checkpoint on huggingface.co or "
+                f"transformers' config defaults ({TRANSFORMERS_DEFAULTS}…)"
+            )
         values[name], sources[name] = entry["value"], entry["source"]
     missing = data.get("missing", [])
     if not isinstance(missing, list) or not all(isinstance(m, str) for m in missing):

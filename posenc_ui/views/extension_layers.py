@@ -97,11 +97,13 @@ def layer_config(config: Mapping[str, Any], layers: Sequence[LayerPosition], nam
         "rope_theta": rope.base,
         "partial_rotary_factor": rope.partial_rotary_factor,
     }
-    length = config_training_length(config)
+    length = config_training_length(config)  # the whole config's L (Phi-3 keeps it at the top level)
     if rope.max_position_embeddings is not None:
         flat["max_position_embeddings"] = rope.max_position_embeddings
     elif length is not None:
         flat["max_position_embeddings"] = length
+    if length is not None and length != flat.get("max_position_embeddings"):
+        flat["original_max_position_embeddings"] = length
     if rope.scaling:
         flat["rope_scaling"] = dict(rope.scaling)
     return flat

@@ -17,7 +17,7 @@ from posenc_core import PosEncError, implied_base, parse_config_text, rope_frequ
 from ..figures import extension as figs
 from ..i18n import t
 from ..memo import memo
-from ..presets import load_presets, scaling_of, training_length, without_scaling
+from ..presets import TRANSFORMERS_DEFAULTS, load_presets, scaling_of, training_length, without_scaling
 from .base import Values, reads, uses
 from .extension_layers import chosen_kind, layer_config, model_config, pasted_layers
 
@@ -53,12 +53,12 @@ def models_figure(v: Values, lang: str) -> go.Figure:
 @memo
 def _pasted(text: str, layer: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
     whole = parse_config_text(text)
-    config = layer_config(whole, pasted_layers(text), layer)  # the layers of kind `layer` only
     length = training_length(whole)
     if not isinstance(length, int | float) or isinstance(length, bool):
         raise PosEncError(
             "config needs max_position_embeddings (or original_max_position_embeddings)", code="no_training_length"
         )
+    config = layer_config(whole, pasted_layers(text), layer)  # the layers of kind `layer` only
     longest = config.get("max_position_embeddings", length)
     after = rope_frequencies_from_config(config, seq_len=longest if isinstance(longest, int) else None)
     before = rope_frequencies_from_config(without_scaling(config)).inv_freq
@@ -106,7 +106,9 @@ def preset_table(v: Values, lang: str) -> str:
     ]
     for name, value in preset.values.items():
         shown = json.dumps(value, ensure_ascii=False).replace("|", "\\|")
-        rows.append(f"| `{name}` | `{shown}` | [{t('extension.link', lang)}]({preset.sources[name]}) |")
+        source = preset.sources[name]
+        label = t("extension.link_defaults" if source.startswith(TRANSFORMERS_DEFAULTS) else "extension.link", lang)
+        rows.append(f"| `{name}` | `{shown}` | [{label}]({source}) |")
     for name in preset.missing:
         rows.append(
             f"| `{name}` | {t('extension.not_bundled', lang)} | [{t('extension.link', lang)}]({preset.source}) |"

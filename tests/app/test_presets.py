@@ -25,6 +25,7 @@ from posenc_ui.presets import (
 #: transformers release's config defaults, which the checkpoint is loaded with where its config.json is silent.
 CHECKPOINT = "https://huggingface.co/"
 TRANSFORMERS_DEFAULTS = "https://github.com/huggingface/transformers/blob/v5.23.0/src/transformers/models/"
+assert presets.TRANSFORMERS_DEFAULTS == TRANSFORMERS_DEFAULTS  # the pinned release (requirements.txt), nothing else
 
 
 def theta(dim: int, base: float) -> np.ndarray:
