@@ -69,6 +69,23 @@ ROPE_FIELDS = (
     "rotary_dim",
     "rope_scaling",
     "rope_parameters",
+    # a model read layer by layer (posenc_core.model_layers): layer count, kinds, windows, NoPE layers, temperatures
+    "num_hidden_layers",
+    "n_layer",
+    "num_layers",
+    "layer_types",
+    "sliding_window",
+    "use_sliding_window",
+    "sliding_window_pattern",
+    "rope_local_base_freq",
+    "attention_chunk_size",
+    "no_rope_layers",
+    "no_rope_layer_interval",
+    "attn_temperature_tuning",
+    "floor_scale",
+    "attn_scale",
+    "global_head_dim",
+    "text_config",  # a vision-language model's decoder: kept, reduced to these same fields
 )
 
 
@@ -134,8 +151,11 @@ def training_length(config: Mapping[str, Any]) -> int | None:
 
 
 def rope_fields(config: Mapping[str, Any]) -> dict[str, Any]:
-    r"""Only the fields that decide RoPE (:data:`ROPE_FIELDS`), in that order."""
-    return {key: config[key] for key in ROPE_FIELDS if key in config}
+    r"""Only the fields that decide RoPE (:data:`ROPE_FIELDS`), in that order; a ``text_config`` reduced likewise."""
+    kept = {key: config[key] for key in ROPE_FIELDS if key in config}
+    if isinstance(kept.get("text_config"), Mapping):
+        kept["text_config"] = rope_fields(kept["text_config"])
+    return kept
 
 
 @dataclass(frozen=True)

@@ -207,3 +207,15 @@ def test_a_pasted_config_the_core_cannot_read_keeps_the_last_strip(open_page) ->
         from posenc_ui.views.extension_layers import pasted_layers
 
         pasted_layers(json.dumps(broken))
+
+
+@pytest.mark.parametrize("config", [GEMMA3, LLAMA4], ids=["gemma3", "llama4"])
+def test_a_share_link_of_a_pasted_config_keeps_every_layer(config: dict) -> None:
+    from posenc_ui.presets import ConfigTextParam
+    from posenc_ui.views.extension_layers import pasted_layers
+
+    param = ConfigTextParam("config", "{}")
+    link = param.encode(json.dumps(config))
+    assert len(link) < len(json.dumps(config))  # reduced to what decides position
+    value, problem = param.parse(link, {})
+    assert problem is None and pasted_layers(value) == pasted_layers(json.dumps(config))
