@@ -13,13 +13,29 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .extension import _hline, _lines
-from .style import BLUE, ENCODING_COLOURS, GREEN, ORANGE, PURPLE, SKY, VERMILION, WHITE, axis, figure, legend_below
+from .style import (
+    BLUE,
+    ENCODING_COLOURS,
+    GREEN,
+    LEGEND_UNITS,
+    ORANGE,
+    PURPLE,
+    SKY,
+    VERMILION,
+    WHITE,
+    axis,
+    figure,
+    legend_below,
+    wrap_title,
+)
 
 #: One colour per kind of layer that rotates, in order of first appearance; a layer without RoPE is drawn in the
 #: colour every page gives "no position" (grey).
 KIND_COLOURS = (GREEN, BLUE, ORANGE, PURPLE, SKY, VERMILION)
 NOPE_COLOUR = ENCODING_COLOURS["none"]
-STRIP_HEIGHT = 230  # px before the legend's rows: the cells stay ~90 px tall on a phone
+STRIP_HEIGHT = 190  # px before the legend's lines
+NOPE_HEIGHT = 0.5  # a layer without RoPE: a cell half as tall
+LEGEND_LINE = 20  # px a line of the legend takes
 
 
 def kind_colours(rotates: Sequence[bool]) -> list[str]:
@@ -44,21 +60,20 @@ def layer_strip(
     lang: str,
 ) -> go.Figure:
     r"""One cell per decoder layer (x = its index), coloured by its kind ``kinds[layer]`` (an index into ``names``,
-    the legend entry of each kind); a layer that does not rotate is grey and hatched. ``hover[layer]`` is the cell's
-    hover text."""
+    the legend entry of each kind); a layer that does not rotate is a grey cell of half the height, so it reads
+    without colour too. ``hover[layer]`` is the cell's hover text. The figure grows by the legend's lines (long
+    entries wrap on a phone), so that plotly never has to scroll the legend."""
     colours = kind_colours(rotates)
     layers = np.arange(kinds.shape[0])
     traces = []
     for kind, (name, colour, rotating) in enumerate(zip(names, colours, rotates, strict=True)):
         chosen = layers[kinds == kind]
-        marker: dict = {"color": colour, "line": {"color": WHITE, "width": 1 if layers.shape[0] <= 64 else 0}}
-        if not rotating:
-            marker["pattern"] = {"shape": "/", "fgcolor": WHITE, "size": 6}
+        marker = {"color": colour, "line": {"color": WHITE, "width": 1 if layers.shape[0] <= 64 else 0}}
         traces.append(
             {
                 "type": "bar",
                 "x": chosen,
-                "y": np.ones(chosen.shape[0]),
+                "y": np.full(chosen.shape[0], 1.0 if rotating else NOPE_HEIGHT),
                 "width": 1.0,
                 "marker": marker,
                 "name": name,
@@ -67,15 +82,17 @@ def layer_strip(
             }
         )
     span = max(int(layers.shape[0]), 1)
+    lines = sum(wrap_title(name, LEGEND_UNITS).count("<br>") + 1 for name in names)
     return figure(
         traces,
         title=title,
         x=t("extension.axis_layer", lang),
-        height=STRIP_HEIGHT,
+        height=STRIP_HEIGHT + LEGEND_LINE * lines,
         bargap=0.0,
         xaxis={"range": [-0.5, span - 0.5], "zeroline": False, "showgrid": False, "fixedrange": True},
         yaxis={"visible": False, "range": [0, 1], "fixedrange": True},
         legend=legend_below(),
+        showlegend=True,  # one kind of layer is still a kind to name: plotly hides a legend of one trace
         margin={"l": 12, "r": 12},
         hovermode="closest",
     )
@@ -114,5 +131,6 @@ def layer_wavelengths(
         y=t("extension.axis_wavelength", lang),
         yaxis={"type": "log", "exponentformat": "power"},
         legend=legend_below(),
+        showlegend=True,
         **_lines(line),
     )

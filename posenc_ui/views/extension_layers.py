@@ -179,7 +179,7 @@ def _wavelengths(layers: Sequence[LayerPosition], length: int | None, name: str,
         curves.append(np.where(turning, rope_wavelengths(np.where(turning, inv_freq, 1.0)), np.nan))
         names.append(kind_words(kind, _count(layers, kind), lang).split(" · ")[0])
         kind_colours.append(colour)
-    title = t("extension.fig_layer_wavelengths", lang, model=name, kinds=len(kinds))
+    title = t("extension.fig_layer_wavelengths", lang, model=name)
     return figs.layer_wavelengths(curves, names, kind_colours, length=length or 1, title=title, lang=lang)
 
 
