@@ -143,7 +143,7 @@ def kind_words(kind: LayerPosition, count: int, lang: str) -> str:
         lang,
         type=kind.layer_type,
         count=count,
-        base=f"{kind.base:,.6g}",
+        base=f"{kind.base:,.0f}" if float(kind.base).is_integer() else f"{kind.base:,.6g}",  # 1,000,000, not 1e+06
         rotary=kind.rotary_dim,
         head=kind.head_dim,
         scaling=scaling,
