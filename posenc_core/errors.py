@@ -50,6 +50,7 @@ ERROR_FIELDS: dict[str, frozenset[str]] = {
         "missing_key": "rope_type key",
         "no_head_dim": "",
         "rope_per_layer_type": "kinds",
+        "not_modelled": "family reason",
         "no_training_length": "",
     }.items()
 }

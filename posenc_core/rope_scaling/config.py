@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import PosEncError, as_float, as_int
+from .families import family_convention
 from .formulas import implied_factor
 from .registry import ROPE_REGISTRY, RopeFrequencies, rope_frequencies
 
@@ -48,6 +49,7 @@ __all__ = [
     "rope_entries",
     "rope_frequencies_from_config",
     "split_layer_types",
+    "with_layer_overrides",
 ]
 
 #: A real config.json is a few kB (Phi-3's, with 96 factors, about 3 kB); 64 kB leaves room and stops abuse.
@@ -59,8 +61,9 @@ _DEFAULT_THETA = 10000.0  # RoFormer's base, which transformers assumes when a c
 #: The types that read original_max_position_embeddings, so a top-level value is passed on to them.
 SCALED_TYPES = tuple(name for name, entry in ROPE_REGISTRY.items() if entry.reads_original)
 # GPT-2-style names (GPT-J: n_embd, n_head, n_positions) next to the Llama-style ones.
-_HIDDEN = ("hidden_size", "n_embd")
-_HEADS = ("num_attention_heads", "n_head")
+# embed_dim before hidden_size: Qwen2-VL's vision config has both, and its attention is embed_dim wide.
+_HIDDEN = ("embed_dim", "hidden_size", "n_embd", "d_model")
+_HEADS = ("num_attention_heads", "n_head", "n_heads", "num_heads", "decoder_num_attention_heads")
 _MAX_POSITIONS = ("max_position_embeddings", "n_positions")
 
 
@@ -100,13 +103,18 @@ class LayerRope(NamedTuple):
 TEMPERATURE_KEYS = ("llama_4_scaling_beta",)
 
 
-def layer_rope(config: Mapping[str, object], *, layer_type: str | None = None) -> LayerRope:
+def layer_rope(config: Mapping[str, object], *, layer_type: str | None = None, index: int | None = None) -> LayerRope:
     r"""What ``config`` says about the RoPE of layers of kind ``layer_type`` (None: a config not split by layer
-    type), as :class:`LayerRope`; the one place the family-specific field names are read."""
+    type), as :class:`LayerRope`; the one place the family-specific field names are read. ``index`` picks one layer's
+    ``per_layer_config`` overrides (Gemma 4's global layers have a head of their own); without it, the overrides
+    every layer of ``layer_type`` shares."""
     _check_config(config)
-    config = decoder_config(config)
+    config = with_layer_overrides(decoder_config(config), layer_type=layer_type, index=index)
     scaling = _rope_dict(config, layer_type)
     temperature = {key: scaling.pop(key) for key in TEMPERATURE_KEYS if key in scaling}
+    stray = scaling.pop("max_position_embeddings", None)  # Ministral 3 repeats it inside rope_parameters
+    if stray is not None and config.get("max_position_embeddings") is None:
+        config = {**config, "max_position_embeddings": stray}
     head_dim, partial = _rotary_dims(config, scaling)
     theta = scaling.pop("rope_theta", None)
     for key in ("rope_theta", "rotary_emb_base"):
@@ -126,11 +134,51 @@ def layer_rope(config: Mapping[str, object], *, layer_type: str | None = None) -
     return LayerRope(head_dim, base, partial, scaling, max_pos, temperature)
 
 
+def with_layer_overrides(
+    config: Mapping[str, object], *, layer_type: str | None = None, index: int | None = None
+) -> Mapping[str, object]:
+    r"""``config`` with the ``per_layer_config`` overrides of layer ``index`` (keys are layer indices, "05"), or of
+    every layer of ``layer_type`` when they all agree (transformers' heterogeneous configs, Gemma 4)."""
+    overrides = config.get("per_layer_config")
+    if not overrides:
+        return config
+    if not isinstance(overrides, Mapping):
+        raise PosEncError(f"per_layer_config must be a dict of layer index → fields, got {type(overrides).__name__}")
+    by_index: dict[int, Mapping[str, object]] = {}
+    for key, value in overrides.items():
+        if not isinstance(value, Mapping) or not str(key).isdigit():
+            raise PosEncError(f"per_layer_config[{key!r:.20}] must map a layer index to a dict of fields")
+        by_index[int(key)] = value
+    if index is not None:  # one layer: its own fields, and no overrides left to apply again
+        return {**{k: v for k, v in config.items() if k != "per_layer_config"}, **by_index.get(index, {})}
+    types = config.get("layer_types")
+    if layer_type is None or not isinstance(types, list):
+        return config
+    chosen = [by_index.get(i, {}) for i, kind in enumerate(types) if kind == layer_type]
+    shared: dict[str, object] = {}
+    for key in {key for item in chosen for key in item}:
+        values = [item.get(key, config.get(key)) for item in chosen]
+        if all(_same(value, values[0]) for value in values):
+            shared[key] = values[0]
+        elif key not in _NOT_ROPE:
+            raise PosEncError(
+                f"per_layer_config gives the {layer_type!r} layers different {key!r}; read the model layer by layer"
+            )
+    return {**config, **shared}
+
+
+#: per_layer_config fields that do not change a layer's frequencies (NeoMME's windows differ between its sliding
+#: layers), so layers of one type may differ in them.
+_NOT_ROPE = frozenset({"sliding_window", "attention_chunk_size", "num_key_value_heads", "intermediate_size"})
+
+
 def decoder_config(config: Mapping[str, object]) -> Mapping[str, object]:
     r"""The part of ``config`` that describes the text decoder: ``text_config`` when the top level gives no head
     size of its own (a vision-language model's config.json), else ``config`` itself."""
     text = config.get("text_config")
-    own = any(config.get(name) is not None for name in (*_HEAD_NAMES, *_HIDDEN, "num_hidden_layers"))
+    own = any(config.get(name) is not None for name in _HEAD_NAMES) or (
+        _first(config, _HIDDEN) is not None and _first(config, _HEADS) is not None
+    )
     if isinstance(text, Mapping) and not own:
         return text
     return config
@@ -233,13 +281,20 @@ def _same(a: object, b: object) -> bool:
         return a is b
 
 
-#: Where the families put the query/key head size, in the order read. DeepSeek-V2/V3 rotate only qk_rope_head_dim.
-_HEAD_NAMES = ("qk_rope_head_dim", "head_dim")
+#: Where the families put the query/key head size, in the order read. DeepSeek-V2/V3 rotate only qk_rope_head_dim
+#: (their config classes set head_dim to it); Zamba2 attends over attention_head_dim; JetMoE names it kv_channels.
+_HEAD_NAMES = ("qk_rope_head_dim", "head_dim", "attention_head_dim", "kv_channels")
 
 
-def head_size(config: Mapping[str, object]) -> int:
-    r"""The size of the part of a query/key head that RoPE acts on, under the names the families use."""
-    for name in _HEAD_NAMES:
+def head_size(config: Mapping[str, object], *, partial: bool = False) -> int:
+    r"""The size of the head RoPE acts on, under the names the families use (or a family's own formula,
+    :mod:`.families`). With ``partial`` (the config gives a partial_rotary_factor), ``head_dim`` comes first: a
+    config with both qk_rope_head_dim and a factor (DeepSeek-V4, dots3) rotates head_dim × factor in transformers."""
+    convention = family_convention(config)
+    if convention is not None and convention.head_size is not None:
+        return convention.head_size(config)
+    names = ("head_dim", *_HEAD_NAMES) if partial else _HEAD_NAMES
+    for name in names:
         if config.get(name) is not None:
             return as_int(name, config[name], lo=2)
     if _first(config, _HIDDEN) is not None and _first(config, _HEADS) is not None:
@@ -253,13 +308,21 @@ def head_size(config: Mapping[str, object]) -> int:
 
 def _rotary_dims(config: Mapping[str, object], scaling: dict[str, object]) -> tuple[int, float]:
     """(head_dim, partial_rotary_factor) under the names the common families use."""
-    head_dim = head_size(config)
     partial = scaling.pop("partial_rotary_factor", None)
     if partial is None:
         partial = config.get("partial_rotary_factor", config.get("rotary_pct"))
-    if partial is None and config.get("rotary_dim") is not None:
+    head_dim = head_size(config, partial=partial is not None)
+    convention = family_convention(config)
+    if partial is None and config.get("rotary_dim") is not None and "rotary_dim" not in (convention or _NONE).ignored:
         partial = as_int("rotary_dim", config["rotary_dim"], lo=2, hi=head_dim) / head_dim
     return head_dim, as_float("partial_rotary_factor", 1.0 if partial is None else partial, gt=0.0, le=1.0)
+
+
+class _NoConvention(NamedTuple):
+    ignored: tuple[str, ...] = ()
+
+
+_NONE = _NoConvention()
 
 
 def _check_config(config: object) -> None:

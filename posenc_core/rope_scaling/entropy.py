@@ -39,11 +39,13 @@ def attention_entropy(logits: object) -> np.ndarray:
     Paper: Su 2021, 「从熵不变性看Attention的Scale操作」.
     """
     x = as_array("logits", logits, min_ndim=1).astype(np.float64, copy=False)
-    shifted = x - np.max(x, axis=-1, keepdims=True)  # ≤ 0: no overflow in exp
+    with np.errstate(over="ignore"):  # a spread beyond float64 (1e308 − (−1e308)) gives −inf: weight 0
+        shifted = x - np.max(x, axis=-1, keepdims=True)  # ≤ 0: no overflow in exp
     weights = np.exp(shifted)
     total = np.sum(weights, axis=-1, keepdims=True)  # ≥ 1: the max contributes e⁰
     p = weights / total
-    return np.log(total[..., 0]) - np.sum(p * shifted, axis=-1)
+    # a key of weight 0 adds nothing to −Σ p·x (not 0 · −inf = nan)
+    return np.log(total[..., 0]) - np.sum(np.where(p > 0, p * np.where(p > 0, shifted, 0.0), 0.0), axis=-1)
 
 
 def log_length_scale(lengths: object, *, training_length: int) -> np.ndarray:

@@ -40,8 +40,17 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ..errors import PosEncError, as_array, as_float, as_int
-from .config import _check_config, config_scaling, decoder_config, layer_rope, split_layer_types
-from .registry import RopeFrequencies, rope_frequencies
+from .config import (
+    _check_config,
+    config_scaling,
+    decoder_config,
+    layer_rope,
+    rope_entries,
+    split_layer_types,
+    with_layer_overrides,
+)
+from .families import family_convention
+from .registry import ROPE_REGISTRY, RopeFrequencies, rope_frequencies
 
 __all__ = [
     "MAX_LAYERS",
@@ -137,13 +146,16 @@ def model_layers(config: Mapping[str, object], *, seq_len: int | None = None) ->
     config = decoder_config(config)
     count = _layer_count(config)
     attention = _attention_types(config, count)
-    rotates = _rotating_layers(config, count)
-    cache: dict[tuple[str, bool], LayerPosition] = {}
+    rotates = _rotating_layers(config, attention)
+    thetas = _layer_thetas(config, count)
+    cache: dict[tuple[str, bool, str], LayerPosition] = {}
     layers = []
     for index in range(count):
-        key = (attention[index], rotates[index])
+        own = _with_theta(with_layer_overrides(config, index=index), thetas[index])  # per_layer_config, base
+        overrides = {k: v for k, v in own.items() if k not in config or config[k] is not v}
+        key = (attention[index], rotates[index], repr(sorted(overrides.items())))
         if key not in cache:
-            cache[key] = _layer(config, attention[index], rotates[index], seq_len)
+            cache[key] = _layer(own, attention[index], rotates[index], seq_len)
         layers.append(replace(cache[key], index=index))
     return tuple(layers)
 
@@ -188,19 +200,67 @@ def _attention_types(config: Mapping[str, object], count: int) -> list[str]:
     return ["sliding_attention" if sliding else "full_attention"] * count
 
 
-def _rotating_layers(config: Mapping[str, object], count: int) -> list[bool]:
-    r"""Whether each layer rotates: ``no_rope_layers`` (1 = rotates), else every ``no_rope_layer_interval``-th
-    layer is NoPE (transformers: ``int((i + 1) % k != 0)``), else every layer rotates."""
+#: Layer types without attention (recurrent, convolution, MoE-only blocks: transformers' ALLOWED_ATTN_LAYER_TYPES,
+#: and the legacy "mamba"); they keep their name as layer_type and never rotate.
+NO_ATTENTION = frozenset({"linear_attention", "mamba", "conv", "moe"})
+
+
+def _rotating_layers(config: Mapping[str, object], attention: list[str]) -> list[bool]:
+    r"""Whether each layer rotates. NoPE where ``no_rope_layers[i]`` is 0 (else every ``no_rope_layer_interval``-th
+    layer: transformers' ``int((i + 1) % k != 0)``), where ``layer_rope_theta[i]`` is 0, where ``rope_parameters``
+    gives the layer's type null (Beam's global layers), where ``position_embedding_type`` is not rope, where the
+    layer has no attention, and where the family's own code says so (:mod:`.families`)."""
+    count = len(attention)
     flags = config.get("no_rope_layers")
     if flags:  # [] means "derive from the interval", as in transformers
         if not isinstance(flags, list) or len(flags) != count:
             raise PosEncError(f"no_rope_layers must be a list of 0/1, one per layer ({count}), got {flags!s:.60}")
-        return [as_int(f"no_rope_layers[{i}]", flag, lo=0, hi=1) == 1 for i, flag in enumerate(flags)]
-    interval = config.get("no_rope_layer_interval")
-    if interval is not None:
-        interval = as_int("no_rope_layer_interval", interval, lo=1, hi=MAX_LAYERS)
-        return [(index + 1) % interval != 0 for index in range(count)]
-    return [True] * count
+        rotates = [as_int(f"no_rope_layers[{i}]", flag, lo=0, hi=1) == 1 for i, flag in enumerate(flags)]
+    elif config.get("no_rope_layer_interval") is not None:
+        interval = as_int("no_rope_layer_interval", config["no_rope_layer_interval"], lo=1, hi=MAX_LAYERS)
+        rotates = [(index + 1) % interval != 0 for index in range(count)]
+    else:
+        rotates = [True] * count
+    thetas = _layer_thetas(config, count)
+    kind = config.get("position_embedding_type")
+    nope_model = isinstance(kind, str) and kind not in ("rope", "rotary")
+    entries = rope_entries(config)
+    convention = family_convention(config)
+    for index, attention_type in enumerate(attention):
+        entry = convention.rope_entries.get(attention_type, attention_type) if convention else attention_type
+        rotates[index] = (
+            rotates[index]
+            and thetas[index] != 0.0
+            and not nope_model
+            and attention_type not in NO_ATTENTION
+            and not (entry in entries and entries[entry] is None)
+            and (convention is None or convention.rotates is None or convention.rotates(config, index, attention_type))
+        )
+    return rotates
+
+
+def _layer_thetas(config: Mapping[str, object], count: int) -> list[float | None]:
+    r"""``layer_rope_theta`` (Granite SWA, Muse: each layer's base, 0 for NoPE), or None for every layer."""
+    thetas = config.get("layer_rope_theta")
+    if thetas is None:
+        return [None] * count
+    if not isinstance(thetas, list) or len(thetas) != count:
+        raise PosEncError(f"layer_rope_theta must be a list of bases, one per layer ({count}), got {thetas!s:.60}")
+    return [as_float(f"layer_rope_theta[{i}]", theta, ge=0.0) for i, theta in enumerate(thetas)]
+
+
+def _with_theta(config: Mapping[str, object], theta: float | None) -> Mapping[str, object]:
+    r"""``config`` with its base replaced by the layer's own ``layer_rope_theta`` (Granite SWA builds one rotary
+    embedding per distinct base)."""
+    convention = family_convention(config)
+    if not theta or (convention is not None and convention.theta_marks_nope_only):  # None, or 0 (NoPE)
+        return config
+    out = dict(config)
+    out["rope_theta"] = theta
+    for key in ("rope_scaling", "rope_parameters"):
+        if isinstance(out.get(key), Mapping) and "rope_theta" in out[key]:
+            out[key] = {**out[key], "rope_theta": theta}
+    return out
 
 
 def _window(config: Mapping[str, object], attention_type: str) -> int | None:
@@ -239,7 +299,9 @@ def _truthy(name: str, value: object) -> bool:
 
 
 def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq_len: int | None) -> LayerPosition:
-    layer_type = attention_type if split_layer_types(config) else None
+    convention = family_convention(config)
+    entry = convention.rope_entries.get(attention_type, attention_type) if convention else attention_type
+    layer_type = entry if split_layer_types(config) else None
     if layer_type is not None and layer_type not in split_layer_types(config):
         if rotates:
             raise PosEncError(
@@ -251,8 +313,9 @@ def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq
     temperature = _temperature(config, rope.temperature, rotates)
     window = _window(config, attention_type)
     if not rotates:
+        kind = attention_type if attention_type in NO_ATTENTION else NOPE
         return LayerPosition(
-            0, NOPE, attention_type, False, None, None, None, None, rope.head_dim, 0, window, None, temperature
+            0, kind, attention_type, False, None, None, None, None, rope.head_dim, 0, window, None, temperature
         )
     freqs = rope_frequencies(
         rope.head_dim,
@@ -273,7 +336,7 @@ def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq
         factor=scaling.factor,
         partial_rotary_factor=rope.partial_rotary_factor,
         head_dim=rope.head_dim,
-        rotary_dim=2 * int(np.count_nonzero(freqs.inv_freq)),
+        rotary_dim=2 * ROPE_REGISTRY[scaling.rope_type].axes * int(np.count_nonzero(freqs.inv_freq)),
         window=window,
         frequencies=freqs,
         temperature=temperature,

@@ -32,10 +32,13 @@ from .formulas import (
     yarn_ramp,
 )
 
-__all__ = ["ROPE_REGISTRY", "ROPE_TYPES", "RopeFrequencies", "RopeType", "rope_frequencies"]
+__all__ = ["LAYOUT_KEYS", "ROPE_REGISTRY", "ROPE_TYPES", "RopeFrequencies", "RopeType", "rope_frequencies"]
 
 # Keys a pasted config may carry that describe the base RoPE rather than its scaling; checked against the arguments.
 _BASE_KEYS = frozenset({"rope_theta", "partial_rotary_factor"})
+#: Keys of any rope_type that say which position axis each pair reads (M-RoPE), not how fast it turns; the
+#: frequencies do not depend on them (:func:`posenc_core.mrope_pair_axes` reads them).
+LAYOUT_KEYS = frozenset({"mrope_section", "mrope_interleaved"})
 
 
 class RopeFrequencies(NamedTuple):
@@ -69,15 +72,20 @@ def rope_frequencies(
         max_position_embeddings = as_int("max_position_embeddings", max_position_embeddings, lo=1, hi=2**40)
     if seq_len is not None:
         seq_len = as_int("seq_len", seq_len, lo=1, hi=2**40)
-    dim = int(head_dim * partial_rotary_factor)
+    params = _read_scaling(rope_scaling, base=base, partial_rotary_factor=partial_rotary_factor)
+    entry = ROPE_REGISTRY[params.pop("rope_type")]
+    if entry.full_head:  # the type decides which pairs turn, over the whole head
+        params["partial_rotary_factor"] = partial_rotary_factor
+        dim = head_dim
+    else:
+        dim = int(head_dim * partial_rotary_factor)
     if dim < 2 or dim % 2:
         raise PosEncError(
             f"head_dim · partial_rotary_factor = {head_dim} · {partial_rotary_factor:g} gives {dim} rotary "
-            "dimensions; it must be an even number ≥ 2"
+            "dimensions; it must be an even number ≥ 2 (transformers would rotate one dimension more than it has "
+            "exponents for)"
         )
-    params = _read_scaling(rope_scaling, base=base, partial_rotary_factor=partial_rotary_factor)
-    rope_type = params.pop("rope_type")
-    return ROPE_REGISTRY[rope_type].compute(dim, base, params, max_position_embeddings, seq_len)
+    return entry.compute(dim, base, params, max_position_embeddings, seq_len)
 
 
 # --- one function per rope_type: (dim, base, params, max_position_embeddings, seq_len) -> RopeFrequencies -------
@@ -196,6 +204,34 @@ def _longrope(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
     return RopeFrequencies(1.0 / (ext * base**exponent), float(attention_factor))
 
 
+def _proportional(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
+    r"""p-RoPE: only the first :math:`\lfloor p\,d/2 \rfloor` pairs turn, at :math:`\theta_i = b^{-2i/d}` with d the
+    whole head; the other pairs get frequency 0 and carry no position (Barbero et al. 2024, "Round and Round We Go!
+    What makes Rotary Positional Encodings useful?", arXiv:2410.06205, §6; transformers'
+    ``_compute_proportional_rope_parameters``, Gemma 4's global layers). An optional ``factor`` divides every
+    frequency, as in transformers."""
+    proportion = as_float("partial_rotary_factor", params.get("partial_rotary_factor", 1.0), gt=0.0, le=1.0)
+    factor = 1.0 if params.get("factor") is None else _factor(params)
+    turning = int(proportion * dim // 2)
+    inv_freq = np.zeros(dim // 2)
+    # θ_i = b^{−2i/d} for i < ⌊p·d/2⌋ (exponents over the whole head), 0 for the rest
+    inv_freq[:turning] = base ** (-np.arange(0, 2 * turning, 2, dtype=np.float64) / dim)
+    return RopeFrequencies(inv_freq / factor, 1.0)
+
+
+def _axial(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
+    r"""Axial 2-D RoPE of a vision encoder: the head splits in two halves, one turned by the patch's row and one by its
+    column, each at the frequencies of a (d/2)-dimensional 1-D RoPE, :math:`\theta_i = b^{-2i/(d/2)}`, i < d/4
+    (Heo et al. 2024, "Rotary Position Embedding for Vision Transformer", arXiv:2403.13298, §3.2, RoPE-Axial;
+    transformers' ``compute_axial_rope_parameters`` of Qwen2-VL, Gemma 4, SAM 3 …). ``inv_freq`` holds one axis'
+    d/4 frequencies, shared by both axes, as :func:`~posenc_core.apply_rope_2d` takes them."""
+    if dim % 4:
+        raise PosEncError(
+            f"axial RoPE splits the {dim} rotary dimensions into two halves of pairs; {dim} is not a multiple of 4"
+        )
+    return RopeFrequencies(rope_inv_freq(dim // 2, base=base), 1.0)
+
+
 @dataclass(frozen=True)
 class RopeType:
     r"""One rope_type: everything the core, the pages and the lab need to know about it, in one entry.
@@ -204,8 +240,12 @@ class RopeType:
     max_position_embeddings, seq_len)`` returns its :class:`RopeFrequencies`; ``reads_original`` says whether it reads
     ``original_max_position_embeddings`` (so a config's top-level value is passed on to it); ``defaults`` are the
     values :meth:`scaling` adds (Meta's Llama 3.1 band edges); ``formula`` is False when no factor alone defines it
-    (LongRoPE's searched per-pair factors); ``in_lab`` puts it among the lab's zero-shot extensions. Like
-    transformers' ``ROPE_INIT_FUNCTIONS``, with the rest of what a rope_type implies beside it.
+    (LongRoPE's searched per-pair factors, and the types that are no context extension: proportional, axial);
+    ``in_lab`` puts it among the lab's zero-shot extensions. ``full_head``: ``compute`` receives the whole head size and
+    reads ``partial_rotary_factor`` from ``params`` itself (proportional RoPE keeps exponents over the full head);
+    ``axes``: how many position axes turn with the same ``inv_freq`` (2 for axial RoPE: row and column), so that
+    ``2 · axes · len(inv_freq)`` dimensions rotate. Like transformers' ``ROPE_INIT_FUNCTIONS``, with the rest of what a
+    rope_type implies beside it.
     """
 
     name: str
@@ -215,6 +255,8 @@ class RopeType:
     defaults: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     formula: bool = True
     in_lab: bool = False
+    full_head: bool = False
+    axes: int = 1
 
     def scaling(self, *, factor: float, original_max_position_embeddings: int, **extra: object) -> dict[str, object]:
         r"""The ``rope_scaling`` dict that applies this type at ``factor`` s to a model trained on
@@ -265,6 +307,8 @@ ROPE_REGISTRY: Mapping[str, RopeType] = MappingProxyType(
                 reads_original=True,
                 formula=False,
             ),
+            RopeType("proportional", frozenset({"factor"}), _proportional, formula=False, full_head=True),
+            RopeType("axial", frozenset(), _axial, formula=False, axes=2),
         )
     }
 )
@@ -301,6 +345,8 @@ def _read_scaling(
                 raise PosEncError(
                     f"rope_scaling[{key!r}] = {value!r:.30} disagrees with the argument ({given:g}); give it once"
                 )
+    for key in LAYOUT_KEYS & set(params):
+        params.pop(key)
     unknown = sorted(set(params) - ROPE_REGISTRY[rope_type].keys)
     if unknown:
         allowed = ", ".join(sorted(ROPE_REGISTRY[rope_type].keys | {"rope_type"} | _BASE_KEYS)) or "rope_type"

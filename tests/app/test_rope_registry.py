@@ -67,10 +67,11 @@ def test_a_type_without_a_formula_is_still_read_from_a_full_config() -> None:
             continue
         with pytest.raises(pc.PosEncError, match=name):
             entry.scaling(factor=8, original_max_position_embeddings=4096)
-        config = load_presets()["phi3_mini_128k"].config()
-        ones = [1.0] * 48
-        config["rope_scaling"] = {"rope_type": name, "short_factor": ones, "long_factor": ones}
-        assert pc.rope_frequencies_from_config(config).inv_freq.shape == (48,)
+        config = load_presets()["phi3_mini_128k"].config()  # head_dim 96: 48 pairs
+        config["rope_scaling"] = {"rope_type": name}
+        if "short_factor" in entry.keys:  # LongRoPE: its searched factors, one per pair
+            config["rope_scaling"] |= {"short_factor": [1.0] * 48, "long_factor": [1.0] * 48}
+        assert pc.rope_frequencies_from_config(config).inv_freq.shape == (48 // entry.axes,)  # axial: one axis
 
 
 def test_scaling_keeps_only_the_keys_a_type_reads() -> None:

@@ -1,0 +1,146 @@
+r"""Model families whose config.json says something about RoPE that the generic reader cannot see, keyed by
+``model_type``: where the family keeps its head size under a formula of its own, and what a family does that posenc
+does not model (refused with that sentence, never read as something else).
+
+The generic reader (:mod:`.config`, :mod:`.layers`) handles every family that names its fields as most do; an entry
+here is the exception, with the transformers code that decides it. ``tests/core/test_transformers_families.py``
+enumerates transformers' families itself, so a family that needs an entry shows up there as a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from ..errors import PosEncError, as_int
+
+__all__ = ["FAMILY_CONVENTIONS", "FamilyConvention", "family_convention"]
+
+
+@dataclass(frozen=True)
+class FamilyConvention:
+    r"""What one family does differently. ``head_size(config)`` gives the size of the head its RoPE acts on when it is
+    not under a usual name; ``refusal`` is the sentence saying what posenc does not model about it;
+    ``rope_entries`` maps a layer type to the ``rope_parameters`` entry its attention reads when the entries are not
+    named after the layer types; ``rotates(config, index, layer_type)`` says whether a layer rotates where the
+    family decides it in code rather than in a field (Cohere 2: only its sliding layers); ``ignored`` are config keys
+    the family's model does not read for RoPE; ``theta_marks_nope_only``: ``layer_rope_theta`` only marks NoPE layers
+    (0), every other layer turns at the global base; ``source`` is the transformers code that decides it."""
+
+    model_types: tuple[str, ...]
+    source: str
+    head_size: Callable[[Mapping[str, object]], int] | None = None
+    refusal: str | None = None
+    rope_entries: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    rotates: Callable[[Mapping[str, object], int, str], bool] | None = None
+    ignored: tuple[str, ...] = ()
+    theta_marks_nope_only: bool = False
+
+
+def _memory_attention_head(config: Mapping[str, object]) -> int:
+    r"""SAM 2 / SAM 3 video trackers: memory attention works at hidden / (downsample rate · heads)."""
+    hidden = as_int("memory_attention_hidden_size", config.get("memory_attention_hidden_size"), lo=2)
+    rate = as_int("memory_attention_downsample_rate", config.get("memory_attention_downsample_rate", 1), lo=1)
+    heads = as_int("memory_attention_num_attention_heads", config.get("memory_attention_num_attention_heads"), lo=1)
+    return hidden // (rate * heads)
+
+
+def _sliding_only(config: Mapping[str, object], index: int, layer_type: str) -> bool:
+    return layer_type == "sliding_attention"
+
+
+def _sliding_only_if_windowed(config: Mapping[str, object], index: int, layer_type: str) -> bool:
+    return config.get("sliding_window") is None or layer_type == "sliding_attention"
+
+
+def _cohere2_moe(config: Mapping[str, object], index: int, layer_type: str) -> bool:
+    mlp = config.get("mlp_layer_types")
+    dense = isinstance(mlp, list) and index < len(mlp) and mlp[index] == "dense"
+    return layer_type == "sliding_attention" or (dense and config.get("prefix_dense_sliding_window_pattern") == 1)
+
+
+_CONVENTIONS = (
+    FamilyConvention(
+        ("cohere2", "afmoe", "flint"),
+        "their attention applies RoPE only where sliding_window is set (the sliding layers): Cohere2Attention",
+        rotates=_sliding_only,
+    ),
+    FamilyConvention(
+        ("exaone4", "exaone_moe", "kolibri1"),
+        "Exaone4Attention: `if self.sliding_window is None or self.is_sliding` applies RoPE",
+        rotates=_sliding_only_if_windowed,
+    ),
+    FamilyConvention(
+        ("cohere2_moe",),
+        "Cohere2MoeAttention: RoPE on sliding layers, and on dense ones when prefix_dense_sliding_window_pattern = 1",
+        rotates=_cohere2_moe,
+    ),
+    FamilyConvention(
+        ("muse_spark", "muse_glimmer"),
+        "MuseSparkModel.forward: position_embeddings if layer_rope_theta[i] else None (one global rotary embedding)",
+        theta_marks_nope_only=True,
+    ),
+    FamilyConvention(
+        ("minimax_m3_vl_text",),
+        "apply_rotary_pos_emb in modeling_minimax_m3_vl rotates cos.shape[-1] = the whole head; rotary_dim is unread",
+        ignored=("rotary_dim",),
+    ),
+    FamilyConvention(
+        ("sam2_video", "sam3_tracker_video", "edgetam_video"),
+        "compute_axial_rope_parameters in modeling_sam2_video (and its copies)",
+        head_size=_memory_attention_head,
+    ),
+    FamilyConvention(
+        ("deepseek_v4",),
+        "DeepseekV4Attention.__init__: rope_layer_type = 'main' if sliding_attention else 'compress'",
+        rope_entries=MappingProxyType(
+            {
+                "sliding_attention": "main",
+                "compressed_sparse_attention": "compress",
+                "heavily_compressed_attention": "compress",
+            }
+        ),
+    ),
+    FamilyConvention(
+        ("pixtral",),
+        "PixtralVisionRotaryEmbedding.compute_axial_rope_parameters",
+        refusal="Pixtral's vision encoder turns the rows with the even pairs' frequencies of a full-head RoPE and the "
+        "columns with the odd ones; posenc's axial RoPE gives both axes the same frequencies, so it does not model it",
+    ),
+    FamilyConvention(
+        ("minimax_m3_vl_vision",),
+        "MiniMaxM3VLVisionRotaryEmbedding",
+        refusal="MiniMax-M3-VL's vision encoder turns three axes (time, height, width) over a third of the head each, "
+        "and lets the rest pass; posenc's axial RoPE has two axes, so it does not model it",
+    ),
+    FamilyConvention(
+        ("eomt_dinov3",),
+        "EomtDinov3RotaryEmbedding.forward",
+        refusal="EoMT-DINOv3 turns its pairs by 2π times the patch centre's coordinate in [−1, 1] (jittered in "
+        "training), not by an integer position; posenc does not model RoPE over normalised coordinates",
+    ),
+    FamilyConvention(
+        ("ernie4_5_vl_moe_text",),
+        "Ernie4_5_VLMoeTextRotaryEmbedding.compute_default_rope_parameters",
+        refusal="Ernie 4.5 VL reorders its frequencies for its own 3-D M-RoPE (the height and width sections "
+        "pre-rotated, even pairs then odd); posenc does not model that order",
+    ),
+)
+
+#: model_type → its :class:`FamilyConvention`.
+FAMILY_CONVENTIONS: Mapping[str, FamilyConvention] = MappingProxyType(
+    {model_type: entry for entry in _CONVENTIONS for model_type in entry.model_types}
+)
+
+
+def family_convention(config: Mapping[str, object]) -> FamilyConvention | None:
+    r"""The convention of the family ``config["model_type"]`` names, after refusing a family posenc does not
+    model (its sentence says what); None for the families the generic reader reads."""
+    entry = FAMILY_CONVENTIONS.get(str(config.get("model_type")))
+    if entry is not None and entry.refusal is not None:
+        family = str(config.get("model_type"))
+        raise PosEncError(
+            f"{entry.refusal} (model_type {family!r})", code="not_modelled", family=family, reason=entry.refusal
+        )
+    return entry

@@ -1,0 +1,192 @@
+r"""Every RoPE the pinned transformers ships, read by posenc_core from the family's config.json.
+
+The cases are found here, not listed: every ``transformers.models.*.modeling_*`` module with a ``…RotaryEmbedding``
+class, the config class its ``__init__`` names (or, when that composite config cannot build it, the sub-config that
+can, as the model itself passes it), instantiated at its defaults, which mirror a released checkpoint. The config is
+serialised to JSON as ``config.json`` would be (a text sub-config through its parent, which the reader descends into),
+read by :func:`posenc_core.rope_frequencies_from_config` (per layer type where transformers keeps one buffer per
+type) and by :func:`posenc_core.model_layers`, and compared with the buffers the family's rotary embedding holds
+(``inv_freq`` or ``<type>_inv_freq``, and ``attention_scaling``) — what its attention applies: where a buffer holds
+zero frequencies (proportional RoPE), the model turns those pairs by 0, and so does posenc. Axial RoPE's buffer holds
+one axis' frequencies, shared by the row and the column, as posenc's ``inv_freq`` for that type does.
+
+Every case agrees to float32 rounding (``rtol`` 2e-6, see ``test_transformers_parity``), or is refused with a
+:class:`~posenc_core.PosEncError` and listed in :data:`KNOWN_REFUSED` with its reason. A family the next release adds
+is a new case: it passes, or it fails here until it is read or named. A listed refusal that starts to agree fails too.
+Importing ~200 modeling modules takes a few seconds; the whole file runs in well under a minute on two cores.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import transformers
+import transformers.models
+
+import posenc_core as pc
+
+INV_FREQ_RTOL = 2e-6  # transformers' float32 inv_freq vs posenc's float64 (test_transformers_parity)
+FACTOR_REL = 1e-9
+
+#: (module, class[, buffer label]) → why posenc refuses it (the refusal's sentence says the same to a reader).
+KNOWN_REFUSED = {
+    ("pixtral", "PixtralVisionRotaryEmbedding"): "rows take the even pairs' frequencies, columns the odd ones",
+    ("minimax_m3_vl", "MiniMaxM3VLVisionRotaryEmbedding"): "three axes over a third of the head each",
+    ("eomt_dinov3", "EomtDinov3RotaryEmbedding"): "turns by 2π·(patch centre in [−1, 1]), not by a position",
+    ("ernie4_5_vl_moe", "Ernie4_5_VLMoeTextRotaryEmbedding"): "frequencies reordered for its own 3-D M-RoPE",
+    ("efficientloftr", "EfficientLoFTRRotaryEmbedding"): "partial_rotary_factor 4 (> 1) at its defaults",
+    ("glm4_moe", "Glm4MoeRotaryEmbedding"): "42 · 0.5 = 21 rotary dims at its defaults: odd",
+    ("glm4v_moe", "Glm4vMoeTextRotaryEmbedding"): "42 · 0.5 = 21 rotary dims at its defaults: odd",
+    ("qwen3_omni_moe", "Qwen3OmniMoeThinkerTextRotaryEmbedding"): "2048 / 28 heads = 73 dims at its defaults: odd",
+    ("qwen3_omni_moe", "Qwen3OmniMoeTalkerRotaryEmbedding"): "2048 / 28 heads = 73 dims at its defaults: odd",
+}
+
+#: Rotary classes transformers itself cannot build or that hold no inv_freq buffer to compare: named, with why.
+NOT_COMPARABLE = {
+    ("esmfold2", "EsmFold2RotaryEmbedding"): "takes an atom_config, not a model config",
+    ("llama4", "Llama4VisionRotaryEmbedding"): "holds complex phasors (freqs_ci) of its own 2-D layout, no inv_freq",
+    ("cohere_compass", "CohereCompassRotaryEmbedding"): "transformers fails to build it at its defaults (KeyError)",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    module: str
+    rotary: str
+    label: str | None  # the buffer's layer type (Gemma 3: sliding_attention / full_attention), None for one buffer
+    config_json: dict
+    inv_freq: np.ndarray
+    attention_scaling: float
+
+    @property
+    def id(self) -> str:
+        return "-".join(part for part in (self.module, self.rotary, self.label) if part)
+
+
+def _rotary_classes():
+    """(package, class) for every …RotaryEmbedding class defined in a transformers modeling module."""
+    root = Path(transformers.models.__path__[0])
+    for package in sorted(path.name for path in root.iterdir() if path.is_dir()):
+        for path in sorted((root / package).glob("modeling_*.py")):
+            if not re.search(r"^class \w+RotaryEmbedding\b", path.read_text(encoding="utf-8"), flags=re.M):
+                continue
+            name = f"transformers.models.{package}.{path.stem}"
+            module = importlib.import_module(name)
+            for attr, cls in vars(module).items():
+                if inspect.isclass(cls) and attr.endswith("RotaryEmbedding") and cls.__module__ == name:
+                    yield package, module, cls
+
+
+def _config_class(module, cls):
+    parameter = inspect.signature(cls.__init__).parameters.get("config")
+    annotation = None if parameter is None else parameter.annotation
+    if isinstance(annotation, str):
+        annotation = vars(module).get(annotation)
+    return annotation if inspect.isclass(annotation) else None
+
+
+def _built(cls, config_class):
+    r"""(rotary module, the JSON a reader would paste): the config class at its defaults, or the first of its
+    sub-configs the rotary class accepts (a text config is pasted with its parent, which the reader descends into)."""
+    config = config_class()
+    candidates = [(config, config)]
+    for name in getattr(config, "sub_configs", {}) or {}:
+        sub = getattr(config, name, None)
+        if sub is not None:
+            candidates.append((sub, config if name == "text_config" else sub))
+    for given, pasted in candidates:
+        try:
+            return cls(given), json.loads(pasted.to_json_string(use_diff=False))
+        except (AttributeError, KeyError, TypeError, ValueError):
+            continue
+    return None, None  # transformers' own class fails at these defaults: listed in NOT_COMPARABLE
+
+
+def _buffers(rotary):
+    """{label: (inv_freq float64, attention_scaling)} from inv_freq / <label>_inv_freq buffers."""
+    out = {}
+    for name, buffer in rotary.named_buffers(recurse=False):
+        if name.endswith("inv_freq") and "original" not in name:
+            label = name[: -len("inv_freq")].rstrip("_") or None
+            scaling = getattr(rotary, f"{label}_attention_scaling" if label else "attention_scaling", 1.0)
+            out[label] = (buffer.double().numpy(), float(scaling))
+    return out
+
+
+def _cases():
+    cases, not_comparable = [], []
+    with warnings.catch_warnings(), torch.device("cpu"):
+        warnings.simplefilter("ignore")
+        transformers.logging.set_verbosity_error()
+        for package, module, cls in _rotary_classes():
+            key = (package, cls.__name__)
+            config_class = _config_class(module, cls)
+            if config_class is None:
+                not_comparable.append(key)
+                continue
+            rotary, config_json = _built(cls, config_class)
+            buffers = {} if rotary is None else _buffers(rotary)
+            if not buffers:
+                not_comparable.append(key)
+            for label, (inv_freq, scaling) in buffers.items():
+                cases.append(Case(package, cls.__name__, label, config_json, inv_freq, scaling))
+    return cases, not_comparable
+
+
+CASES, UNCOMPARED = _cases()
+
+
+def _known(case: Case) -> str | None:
+    return KNOWN_REFUSED.get((case.module, case.rotary, case.label), KNOWN_REFUSED.get((case.module, case.rotary)))
+
+
+def _assert_same(got: pc.RopeFrequencies, case: Case) -> None:
+    np.testing.assert_allclose(np.asarray(got.inv_freq), case.inv_freq, rtol=INV_FREQ_RTOL, atol=0)
+    assert got.attention_factor == pytest.approx(case.attention_scaling, rel=FACTOR_REL, abs=0)
+
+
+def test_the_enumeration_finds_every_family_it_should():
+    families = {case.module for case in CASES}
+    assert len(CASES) >= 200 and len(families) >= 180  # 5.23.0: 227 cases in 202 modules
+    assert {"llama", "gemma3", "gemma4", "llama4", "qwen3_vl", "deepseek_v3", "gpt_oss", "smollm3"} <= families
+    assert sorted(UNCOMPARED) == sorted(NOT_COMPARABLE)
+
+
+def test_at_most_fifteen_cases_are_refused_each_with_its_reason():
+    assert len(KNOWN_REFUSED) + len(NOT_COMPARABLE) <= 15
+    assert all(reason for reason in (*KNOWN_REFUSED.values(), *NOT_COMPARABLE.values()))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_rope_frequencies_from_config_agree_with_the_familys_rotary_embedding_or_are_refused(case: Case):
+    reason = _known(case)
+    if reason is not None:
+        with pytest.raises(pc.PosEncError):
+            pc.rope_frequencies_from_config(case.config_json, layer_type=case.label)
+        return
+    got = pc.rope_frequencies_from_config(case.config_json, layer_type=case.label)
+    _assert_same(got, case)
+
+
+@pytest.mark.parametrize("case", [case for case in CASES if _known(case) is None], ids=lambda case: case.id)
+def test_model_layers_gives_each_rotating_layer_its_typess_frequencies(case: Case):
+    layers = pc.model_layers(case.config_json)
+    assert layers
+    rotating = [layer for layer in layers if layer.rotates]
+    if case.label is not None:
+        split = pc.rope_frequencies_from_config(case.config_json, layer_type=case.label)
+        rotating = [layer for layer in rotating if np.array_equal(layer.frequencies.inv_freq, split.inv_freq)]
+        kinds = {layer.attention_type for layer in layers}
+        assert rotating or case.label not in kinds  # a type the model has is drawn with this buffer
+    for layer in rotating[:1] + rotating[-1:]:
+        _assert_same(layer.frequencies, case)
+        assert layer.rotary_dim == 2 * np.count_nonzero(case.inv_freq) * pc.ROPE_REGISTRY[layer.rope_type].axes
