@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from posenc_core import (
+    ROPE_REGISTRY,
     LayerPosition,
     PosEncError,
     config_training_length,
@@ -30,7 +31,7 @@ from ..i18n import t
 from ..memo import memo
 from ..presets import load_presets
 from ..state import FollowingChoiceParam
-from .base import Values, uses
+from .base import PageRefusal, Values, uses
 
 # --- reading a model ---------------------------------------------------------------------------------------------
 
@@ -48,7 +49,7 @@ def pasted_layers(text: str) -> tuple[LayerPosition, ...]:
 
 
 def rotating_kinds(layers: Sequence[LayerPosition]) -> tuple[str, ...]:
-    r"""The names of the kinds of layer that rotate, in order of first appearance (a selector's options)."""
+    r"""The names of the kinds of layer that rotate, in order of first appearance."""
     names: list[str] = []
     for kind in distinct_layer_types(layers):
         if kind.rotates and kind.layer_type not in names:
@@ -56,16 +57,29 @@ def rotating_kinds(layers: Sequence[LayerPosition]) -> tuple[str, ...]:
     return tuple(names)
 
 
+def ordinary(kind: LayerPosition) -> bool:
+    r"""Whether ``kind`` turns every pair of its rotary dimensions along one axis, as the lesson's methods assume
+    (not proportional RoPE, whose type decides which pairs turn, nor axial RoPE, which turns them over two axes)."""
+    entry = ROPE_REGISTRY.get(kind.rope_type)
+    return kind.rotates and (entry is None or (not entry.full_head and entry.axes == 1))
+
+
+def lesson_kinds(layers: Sequence[LayerPosition]) -> tuple[str, ...]:
+    r"""The kinds of layer the lesson's figures and the pasted figure can draw (a selector's options)."""
+    kinds = {kind.layer_type: kind for kind in reversed(distinct_layer_types(layers)) if kind.rotates}
+    return tuple(name for name in rotating_kinds(layers) if ordinary(kinds[name]))
+
+
 def _options_of_model(state: Mapping[str, Any]) -> tuple[str, ...]:
     try:
-        return rotating_kinds(preset_layers(state["model"]))
+        return lesson_kinds(preset_layers(state["model"]))
     except (PosEncError, KeyError):
         return ()
 
 
 def _options_of_config(state: Mapping[str, Any]) -> tuple[str, ...]:
     try:
-        return rotating_kinds(pasted_layers(state["config"]))
+        return lesson_kinds(pasted_layers(state["config"]))
     except (PosEncError, KeyError):
         return ()
 
@@ -77,17 +91,21 @@ PARAMS = (
 )
 
 
-def chosen_kind(layers: Sequence[LayerPosition], name: str) -> str:
-    r"""The kind of layer ``name`` if the model has it and it rotates, else the first kind that rotates."""
-    kinds = rotating_kinds(layers)
+def chosen_kind(layers: Sequence[LayerPosition], name: str, *, lesson: bool = True) -> str:
+    r"""The kind of layer ``name`` if the model has it (among :func:`lesson_kinds`, or among every kind that rotates
+    with ``lesson=False``), else the first such kind; a model with none is refused with the page's reason."""
+    kinds = lesson_kinds(layers) if lesson else rotating_kinds(layers)
     if not kinds:
-        raise PosEncError("no layer of this model rotates", code="invalid")
+        first = next((layer for layer in layers if layer.rotates), None)
+        if first is None:
+            raise PageRefusal("extension.no_layer_rotates")
+        raise PageRefusal("extension.layer_not_in_lesson", layer=first.layer_type, type=first.rope_type)
     return name if name in kinds else kinds[0]
 
 
 def layer_config(config: Mapping[str, Any], layers: Sequence[LayerPosition], name: str) -> dict[str, Any]:
-    r"""A config of one kind of layer only (the kind called ``name``, else the first that rotates): the fields that
-    decide its RoPE as :func:`posenc_core.layer_rope` reads them, so every one-RoPE recipe of the page draws it."""
+    r"""A config of one kind of layer only (the kind called ``name``, else the first the lesson can draw): the fields
+    that decide its RoPE as :func:`posenc_core.layer_rope` reads them, so every one-RoPE recipe of the page draws it."""
     chosen = chosen_kind(layers, name)
     kind = next(layer for layer in layers if layer.rotates and layer.layer_type == chosen)
     split = kind.attention_type if kind.attention_type in split_layer_types(config) else None

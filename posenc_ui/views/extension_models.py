@@ -12,14 +12,21 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 
-from posenc_core import PosEncError, implied_base, parse_config_text, rope_frequencies_from_config, rope_wavelengths
+from posenc_core import (
+    PosEncError,
+    implied_base,
+    model_layers,
+    parse_config_text,
+    rope_frequencies_from_config,
+    rope_wavelengths,
+)
 
 from ..figures import extension as figs
 from ..i18n import t
 from ..memo import memo
 from ..presets import TRANSFORMERS_DEFAULTS, load_presets, scaling_of, training_length, without_scaling
 from .base import Values, reads, uses
-from .extension_layers import chosen_kind, layer_config, model_config, pasted_layers
+from .extension_layers import chosen_kind, layer_config, pasted_layers
 
 #: The kind of layer the models chart draws of a model that has several: its global (full-attention) layers.
 GLOBAL = "full_attention"
@@ -33,14 +40,16 @@ def _published() -> tuple[dict[str, np.ndarray], dict[str, int], tuple[str, ...]
     for preset in load_presets().values():
         if preset.missing:
             continue  # not drawn without the fields that decide its frequencies (the text says which)
+        config = preset.config()
         try:
-            config = model_config(preset.id, GLOBAL)  # a model with several kinds of layer: its global ones
+            layers = model_layers(config, seq_len=config.get("max_position_embeddings"))
+            name = chosen_kind(layers, GLOBAL, lesson=False)  # several kinds of layer: the global ones
         except PosEncError:
             left_out.append(preset.name)  # a config the core refuses: named in the title, never dropped silently
             continue
-        freqs = rope_frequencies_from_config(config, seq_len=config.get("max_position_embeddings"))
-        turning = freqs.inv_freq[freqs.inv_freq > 0]  # proportional RoPE's pairs that never turn have no wavelength
-        curves[preset.name], lengths[preset.name] = rope_wavelengths(turning), training_length(preset.config())
+        inv_freq = next(layer for layer in layers if layer.rotates and layer.layer_type == name).frequencies.inv_freq
+        turning = inv_freq[inv_freq > 0]  # proportional RoPE's pairs that never turn have no wavelength
+        curves[preset.name], lengths[preset.name] = rope_wavelengths(turning), training_length(config)
     return curves, lengths, tuple(left_out)
 
 
