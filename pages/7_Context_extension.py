@@ -22,7 +22,6 @@ with start(VIEW) as page:
         page.text("base_change")
         page.figure("divisors")
         page.check("base_change")
-
         page.heading("h_regimes")
         page.text("regimes")
         page.controls("beta_fast", "beta_slow")
@@ -54,14 +53,15 @@ with start(VIEW) as page:
             page.figure("seen")
             page.checks("rerope_angles", "rerope_passes")
 
-        page.heading("h_models")
-        page.text("models")
-        page.figure("models")
-        page.heading("h_layers")
+        page.heading("h_layers")  # the model picked above, layer by layer
         page.figure("layers")
         page.text("layers")
         page.figure("layer_wavelengths")
         page.text("preset_values", **page.ask(preset_words, page.lang))
+
+    page.heading("h_models")  # every preset at once: reads no widget
+    page.text("models")
+    page.figure("models")
 
     @page.section("h_paste")
     def paste() -> None:

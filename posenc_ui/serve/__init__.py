@@ -167,7 +167,7 @@ def link_too_long_page() -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(t('serve.link_too_long_title', 'en'))}</title>"
         "<style>body{font-family:sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;line-height:1.5}"
-        "section+section{border-top:1px solid #ddd;margin-top:1.5rem}</style></head><body>"
+        "section+section{border-top:1px solid;margin-top:1.5rem}</style></head><body>"
         + "".join(parts)
         + "</body></html>\n"
     )

@@ -53,14 +53,13 @@ from ..presets import (
 from ..state import ChoiceParam, IntParam
 from . import extension_layers as layers
 from . import extension_reasons as reasons
+from . import extension_temperature as temperature
 from .base import Check, Explain, PageRefusal, Values, View, reads, uses
 from .extension_layers import model_config
 from .extension_models import models_figure, pasted_figure
 
 #: The model's own scaling, then every rope_type of the core's registry but plain RoPE.
 METHODS = ("model", *(name for name in ROPE_REGISTRY if name != "default"))
-#: The s axis of the temperature chart: 1 … 128 on a log scale.
-TEMPERATURE_FACTORS = np.geomspace(1.0, 128.0, 160)
 #: The turns axis of the paper's ramp: from well below α = 1 to well above β = 32.
 PAPER_TURNS = np.geomspace(0.05, 1000.0, 240)
 #: The example in the paste box: Llama 3.1 8B's RoPE fields, exactly as its preset holds them.
@@ -232,26 +231,6 @@ def ramp_figure(v: Values, lang: str) -> go.Figure:
     return figs.ramp_two_ways(split.ramp, turns, PAPER_TURNS, paper, low=split.low, high=split.high, lang=lang)
 
 
-# --- temperature --------------------------------------------------------------------------------------------------
-
-
-@memo
-def _temperature(length: int):
-    deepseek = load_presets()["deepseek_v3"].config()["rope_scaling"]
-    return temperature_curves(
-        TEMPERATURE_FACTORS,
-        original_max_position_embeddings=length,
-        mscale=deepseek["mscale"],
-        mscale_all_dim=deepseek["mscale_all_dim"],
-    )
-
-
-@uses("model", "factor")
-def temperature_figure(v: Values, lang: str) -> go.Figure:
-    curves = _temperature(training_length(load_presets()[v["model"]].config()))
-    return figs.temperature(TEMPERATURE_FACTORS, curves._asdict(), current=v["factor"], lang=lang)
-
-
 # --- angles never seen in training ------------------------------------------------------------------------------
 
 
@@ -319,39 +298,6 @@ def check_regimes(v: Values) -> Check:
     )
 
 
-@uses("model", "factor")
-def check_temperature(v: Values) -> Check:
-    r"""The plotted curves at s equal the attention factors of the core's own YaRN and LongRoPE code paths."""
-    length = training_length(load_presets()[v["model"]].config())
-    s = float(v["factor"])
-    curves = temperature_curves(np.array([s]), original_max_position_embeddings=length)
-    ones = [1.0] * 32
-    yarn = rope_frequencies(
-        64, rope_scaling={"rope_type": "yarn", "factor": s, "original_max_position_embeddings": length}
-    )
-    longrope = rope_frequencies(
-        64,
-        rope_scaling={
-            "rope_type": "longrope",
-            "factor": s,
-            "short_factor": ones,
-            "long_factor": ones,
-            "original_max_position_embeddings": length,
-        },
-    )
-    residual = max(abs(curves.yarn[0] - yarn.attention_factor), abs(curves.longrope[0] - longrope.attention_factor))
-    return Check(
-        "extension.check_temperature",
-        residual,
-        tolerance=1e-12,
-        fmt={
-            "factor": v["factor"],
-            "yarn": f"{yarn.attention_factor:.4f}",
-            "longrope": f"{longrope.attention_factor:.4f}",
-        },
-    )
-
-
 @uses("model", "layer", "stretch")
 def check_interpolation(v: Values) -> Check:
     r"""PI with s = T/L puts every pair's arc at T exactly on its training arc: no unseen angle."""
@@ -367,7 +313,7 @@ VIEW = View(
         "wavelengths": wavelengths_figure,
         "regimes": regimes_figure,
         "ramp": ramp_figure,
-        "temperature": temperature_figure,
+        **temperature.FIGURES,
         "ood": ood_figure,
         "models": models_figure,
         "pasted": pasted_figure,
@@ -378,7 +324,7 @@ VIEW = View(
         "wavelengths": "factor",
         "regimes": "factor",
         "ramp": "beta_fast",
-        "temperature": "factor",
+        **temperature.SWEEPS,
         "ood": "factor",
         **reasons.SWEEPS,
     },
@@ -391,7 +337,7 @@ VIEW = View(
         "ntk": check_ntk,
         "dynamic": check_dynamic,
         "regimes": check_regimes,
-        "temperature": check_temperature,
+        **temperature.CHECKS,
         "interpolation": check_interpolation,
         **reasons.CHECKS,
     },

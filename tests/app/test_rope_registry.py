@@ -50,7 +50,7 @@ def test_the_lab_runs_the_registry_types_marked_for_it_each_with_its_own_colour(
 @pytest.mark.parametrize("name", [name for name in SCALED if pc.ROPE_REGISTRY[name].formula])
 def test_every_buildable_type_is_accepted_by_the_config_reader_and_read_back(name: str) -> None:
     r"""The page's config for the type gives the same frequencies as the type's compute function called directly."""
-    config = _method_config("llama2_7b", name, 8, 32, 1)
+    config = _method_config("llama2_7b", "full_attention", name, 8, 32, 1)
     assert scaling_of(config) == (name, 8.0)
     got = pc.rope_frequencies_from_config(config, seq_len=8 * 4096)
     scaling = pc.ROPE_REGISTRY[name].scaling(factor=8, original_max_position_embeddings=4096)
