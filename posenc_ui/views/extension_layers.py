@@ -186,7 +186,7 @@ def _strip(layers: Sequence[LayerPosition], name: str, lang: str) -> go.Figure:
 def _wavelengths(layers: Sequence[LayerPosition], length: int | None, name: str, lang: str) -> go.Figure:
     kinds = [kind for kind in distinct_layer_types(layers) if kind.rotates]
     if not kinds:
-        raise PosEncError("no layer of this model rotates", code="invalid")
+        raise PageRefusal("extension.no_layer_rotates")
     colours = figs.kind_colours([kind.rotates for kind in distinct_layer_types(layers)])
     curves, names, kind_colours = [], [], []
     for kind, colour in zip(distinct_layer_types(layers), colours, strict=True):
