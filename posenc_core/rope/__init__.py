@@ -22,7 +22,8 @@ with the other silently scores with the wrong pairs (HF permutes Meta's q/k weig
 :func:`pairing_permutation` is that reordering, and :func:`rope_scores_mixed_pairing` scores with the two mixed.
 
 Each step of the derivation, from the requirement to the block-diagonal rotation, is measured in :mod:`.derivation`;
-the same rotation on an image's patch grid (half the pairs per axis) is :mod:`.axial`; and RoPE inside linear
+the same rotation on an image's patch grid (half the pairs per axis) is :mod:`.axial`; three axes (time, height,
+width) sharing one head, for text, images and video, is :mod:`.mrope`; and RoPE inside linear
 attention, where a per-token rotation survives the kernel trick, is :mod:`.linear`.
 
 What the page measures on top: the long-range decay of §3.4.3 (:func:`rope_decay_bound`, the all-ones curve and
@@ -42,6 +43,7 @@ from .checks import (
 from .curves import RopeDecayTable, rope_decay_all_ones, rope_decay_bound, rope_decay_random, rope_near_repeats
 from .derivation import RotationChecks, complex_form_residual, rotation_checks, row_vector_gaps
 from .linear import LINEAR_METHODS, elu_feature_map, rope_linear_attention, rope_linear_attention_residual
+from .mrope import MROPE_AXES, mrope_angles, mrope_pair_axes, mrope_position_ids
 from .rotation import (
     MAX_ROTARY_DIM,
     PAIRINGS,
@@ -60,6 +62,7 @@ from .rotation import (
 __all__ = [
     "LINEAR_METHODS",
     "MAX_ROTARY_DIM",
+    "MROPE_AXES",
     "PAIRINGS",
     "RopeDecayTable",
     "RotationChecks",
@@ -67,6 +70,9 @@ __all__ = [
     "apply_rope_2d",
     "complex_form_residual",
     "elu_feature_map",
+    "mrope_angles",
+    "mrope_pair_axes",
+    "mrope_position_ids",
     "pair_index",
     "pairing_permutation",
     "pairing_residual",

@@ -26,7 +26,9 @@ class FamilyConvention:
     named after the layer types; ``rotates(config, index, layer_type)`` says whether a layer rotates where the
     family decides it in code rather than in a field (Cohere 2: only its sliding layers); ``ignored`` are config keys
     the family's model does not read for RoPE; ``theta_marks_nope_only``: ``layer_rope_theta`` only marks NoPE layers
-    (0), every other layer turns at the global base; ``source`` is the transformers code that decides it."""
+    (0), every other layer turns at the global base; ``mrope`` = (default mrope_section, interleaved) for a family
+    whose text model turns with M-RoPE (:mod:`posenc_core.rope.mrope`) whether or not its config names the section;
+    ``source`` is the transformers code that decides it."""
 
     model_types: tuple[str, ...]
     source: str
@@ -36,6 +38,7 @@ class FamilyConvention:
     rotates: Callable[[Mapping[str, object], int, str], bool] | None = None
     ignored: tuple[str, ...] = ()
     theta_marks_nope_only: bool = False
+    mrope: tuple[tuple[int, int, int], bool] | None = None
 
 
 def _memory_attention_head(config: Mapping[str, object]) -> int:
@@ -60,7 +63,39 @@ def _cohere2_moe(config: Mapping[str, object], index: int, layer_type: str) -> b
     return layer_type == "sliding_attention" or (dense and config.get("prefix_dense_sliding_window_pattern") == 1)
 
 
+_CONTIGUOUS = "recomposition_frequencies: cat(m[i % 3] for m in freq.split(mrope_section)) (Qwen2-VL's M-RoPE)"
+_INTERLEAVED = "recomposition_frequencies: pairs offset 1 and 2 mod 3 read h and w (Qwen3-VL's interleaved M-RoPE)"
+
 _CONVENTIONS = (
+    FamilyConvention(
+        (
+            "qwen2_vl_text",
+            "qwen2_5_vl_text",
+            "paddleocr_vl_text",
+            "qwen2_5_omni_text",
+            "qwen2_5_omni_thinker",
+            "qwen2_5_omni_talker",
+        ),
+        _CONTIGUOUS,
+        mrope=((16, 24, 24), False),
+    ),
+    FamilyConvention(
+        ("glm4v_text", "glm4v_moe_text", "glm_image_text", "glm_ocr_text"), _CONTIGUOUS, mrope=((8, 12, 12), False)
+    ),
+    FamilyConvention(
+        (
+            "qwen3_vl_text",
+            "qwen3_vl_moe_text",
+            "cohere_compass_text",
+            "cosmos3_edge_text",
+            "qwen3_omni_moe_text",
+            "qwen3_omni_moe_thinker",
+            "qwen3_omni_moe_talker_text",
+        ),
+        _INTERLEAVED,
+        mrope=((24, 20, 20), True),
+    ),
+    FamilyConvention(("qwen3_5_text", "qwen3_5_moe_text", "qwen4_exp_text"), _INTERLEAVED, mrope=((11, 11, 10), True)),
     FamilyConvention(
         ("cohere2", "afmoe", "flint"),
         "their attention applies RoPE only where sliding_window is set (the sliding layers): Cohere2Attention",

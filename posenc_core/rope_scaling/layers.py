@@ -40,6 +40,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ..errors import PosEncError, as_array, as_float, as_int
+from ..rope.mrope import mrope_pair_axes
 from .config import (
     _check_config,
     config_scaling,
@@ -96,8 +97,8 @@ def query_temperature(temperature: QueryTemperature, positions: object) -> np.nd
         raise PosEncError(f"temperature must be a QueryTemperature, got {type(temperature).__name__}")
     p = as_array("positions", positions, integer=True, allow_empty=True)
     if p.size and p.min() < 0:
-        raise PosEncError(f"positions must be ≥ 0, got {int(p.min())}", code="too_small", name="positions",
-                          value=int(p.min()), bound=0)  # fmt: skip
+        low = int(p.min())
+        raise PosEncError(f"positions must be ≥ 0, got {low}", code="too_small", name="positions", value=low, bound=0)
     # τ(p) = 1 + β·ln(1 + ⌊(p + δ)/L⌋)
     return 1.0 + temperature.beta * np.log1p(np.floor((p + temperature.shift) / temperature.length))
 
@@ -113,7 +114,8 @@ class LayerPosition:
     query/key head size. ``rotary_dim``: how many of those dimensions turn with a non-zero frequency (0 for NoPE).
     ``window``: how many keys back the layer sees (sliding window or chunk size; None: the whole context).
     ``frequencies``: :class:`RopeFrequencies` as the model applies them (None for NoPE). ``temperature``: a
-    length-dependent query factor, or None.
+    length-dependent query factor, or None. ``mrope_section`` (s_t, s_h, s_w) and ``mrope_interleaved``: the layer's
+    pairs read three position axes (M-RoPE, :func:`~posenc_core.mrope_pair_axes`); None for one axis.
     """
 
     index: int
@@ -129,6 +131,8 @@ class LayerPosition:
     window: int | None
     frequencies: RopeFrequencies | None
     temperature: QueryTemperature | None
+    mrope_section: tuple[int, int, int] | None = None
+    mrope_interleaved: bool = False
 
     def same_kind(self, other: LayerPosition) -> bool:
         r"""True when ``other`` handles position exactly like this layer (everything but the index)."""
@@ -326,6 +330,7 @@ def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq
         partial_rotary_factor=rope.partial_rotary_factor,
     )
     scaling = config_scaling(config, layer_type=layer_type)
+    section, interleaved = _mrope(config, rope.scaling, freqs)
     return LayerPosition(
         index=0,
         layer_type=attention_type,
@@ -340,7 +345,24 @@ def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq
         window=window,
         frequencies=freqs,
         temperature=temperature,
+        mrope_section=section,
+        mrope_interleaved=interleaved,
     )
+
+
+def _mrope(
+    config: Mapping[str, object], params: Mapping[str, object], freqs: RopeFrequencies
+) -> tuple[tuple[int, int, int] | None, bool]:
+    r"""(mrope_section, interleaved): from ``rope_parameters``, else the family's own (:mod:`.families`: Qwen3-VL
+    turns with M-RoPE even when its config names no section); checked to cover every pair."""
+    convention = family_convention(config)
+    default = convention.mrope if convention is not None else None
+    section = params.get("mrope_section", default[0] if default else None)
+    if section is None:
+        return None, False
+    interleaved = params.get("mrope_interleaved", default[1] if default else False)
+    mrope_pair_axes(section, interleaved=interleaved, pairs=freqs.inv_freq.shape[0])  # refuses a bad section
+    return tuple(int(count) for count in section), bool(interleaved)
 
 
 def _kind(layer: LayerPosition) -> tuple:

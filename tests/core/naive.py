@@ -647,3 +647,54 @@ def rope_decay_bound(distances: Sequence[float], inv_freq: Sequence[float]) -> n
 def rope_decay_all_ones(distances: Sequence[float], inv_freq: Sequence[float]) -> np.ndarray:
     r"""Σ_i cos(r·θ_i): half the RoPE score (R_m q)ᵀ(R_n k) of all-ones q and k at distance r = n − m."""
     return np.array([math.fsum(math.cos(r * t) for t in inv_freq) for r in distances])
+
+
+# --------------------------------------------------------------------------------------------------
+# RoPE layouts of today's models: p-RoPE, axial 2-D RoPE, M-RoPE's position ids
+# --------------------------------------------------------------------------------------------------
+
+
+def rope_proportional(head_dim: int, base: float, proportion: float, factor: float = 1.0) -> list[float]:
+    r"""p-RoPE (Barbero et al. 2024, arXiv:2410.06205, §6): keep the fastest fraction p of the pairs of a RoPE head,
+    set the others' frequency to 0 — θ_i = base^(−2i/d) for i < ⌊p·d/2⌋ (d the whole head), else 0; every frequency
+    divided by ``factor`` (transformers' Gemma 4 reading)."""
+    kept = int(proportion * head_dim // 2)
+    out = []
+    for i in range(head_dim // 2):
+        theta = 1.0 / base ** (2 * i / head_dim) if i < kept else 0.0
+        out.append(theta / factor)
+    return out
+
+
+def rope_axial(head_dim: int, base: float) -> list[float]:
+    r"""RoPE-Axial (Heo et al. 2024, arXiv:2403.13298, §3.2): each axis rotates half the head, d/4 pairs, at the
+    frequencies of a d/2-dimensional 1-D RoPE, θ_i = base^(−2i/(d/2)) = base^(−4i/d)."""
+    half = head_dim // 2
+    return [1.0 / base ** (2 * i / half) for i in range(half // 2)]
+
+
+def mrope_position_ids(segments, spatial_merge_size: int = 1) -> list[list[int]]:
+    r"""Qwen2-VL's M-RoPE ids (Wang et al. 2024, arXiv:2409.12191, §2.1), one token at a time: text t = h = w = the
+    running position; a vision block's patches (frame, row, col) get start + frame, start + row, start + col, and
+    the next segment starts at start + max(rows, cols) (transformers 5.23.0's get_rope_index)."""
+    t_ids, h_ids, w_ids = [], [], []
+    start = 0
+    for kind, size in segments:
+        if kind == "text":
+            for _ in range(size):
+                t_ids.append(start)
+                h_ids.append(start)
+                w_ids.append(start)
+                start += 1
+            continue
+        frames, rows, cols = (1, *size) if kind == "image" else size
+        rows //= spatial_merge_size
+        cols //= spatial_merge_size
+        for frame in range(frames):
+            for row in range(rows):
+                for col in range(cols):
+                    t_ids.append(start + frame)
+                    h_ids.append(start + row)
+                    w_ids.append(start + col)
+        start += max(rows, cols)
+    return [t_ids, h_ids, w_ids]

@@ -1,0 +1,142 @@
+r"""M-RoPE: one RoPE head whose pairs read three position axes — time, height, width — for text, images and video.
+
+Each token carries three position ids (t, h, w). A text token has t = h = w = its index in the sequence, so a text-only
+sequence is plain RoPE. An image of H × W patches (after the vision encoder merges them) takes one t for all its
+patches and its row and column as h and w, all offset by the position the image starts at; a video adds its frame
+index to t. The next token starts one past the largest id used (transformers 5.23.0: the start plus max(H, W)).
+
+``mrope_section`` = (s_t, s_h, s_w), with s_t + s_h + s_w = d/2, says how many pairs read each axis:
+
+* contiguous (Qwen2-VL, Qwen2.5-VL, GLM-4V): pairs 0 … s_t − 1 read t, the next s_h read h, the last s_w read w;
+* interleaved (Qwen3-VL): pair i reads h if i ≡ 1 (mod 3) and i < 3·s_h, w if i ≡ 2 (mod 3) and i < 3·s_w, t
+  otherwise — every axis gets fast and slow pairs.
+
+Paper: Wang et al. 2024, "Qwen2-VL: Enhancing Vision-Language Model's Perception of the World at Any Resolution",
+arXiv:2409.12191, §2.1 (M-RoPE); the interleaved layout is Qwen3-VL's (transformers' ``Qwen3VLTextRotaryEmbedding``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import PosEncError, as_array, as_bool, as_float, as_int, check_elements
+
+__all__ = ["MROPE_AXES", "mrope_angles", "mrope_pair_axes", "mrope_position_ids"]
+
+MROPE_AXES = ("t", "h", "w")  # row order of mrope_position_ids
+_MAX_TOKENS = 2**20
+MAX_PAIRS = 4096
+
+
+def mrope_pair_axes(mrope_section: object, *, interleaved: bool = False, pairs: int | None = None) -> np.ndarray:
+    r"""Which position axis (0 = t, 1 = h, 2 = w) each of the d/2 pairs reads, as int64 (d/2,).
+
+    ``pairs`` is d/2, by default s_t + s_h + s_w. Contiguous sections must cover the pairs exactly (transformers
+    splits the frequencies by them); interleaved ones name the h and w pairs among the first 3·s_h, 3·s_w and leave
+    every other pair on t, so they may cover fewer.
+    Paper: Wang et al. 2024 (Qwen2-VL), arXiv:2409.12191, §2.1; interleaved: Qwen3-VL.
+    """
+    section = _section(mrope_section)
+    interleaved = as_bool("interleaved", interleaved)
+    pairs = sum(section) if pairs is None else as_int("pairs", pairs, lo=1, hi=MAX_PAIRS)
+    if not interleaved:
+        if sum(section) != pairs:
+            raise PosEncError(
+                f"mrope_section {list(section)} covers {sum(section)} pairs but the head turns {pairs}; "
+                "a contiguous section must cover every pair (transformers cannot split the frequencies otherwise)"
+            )
+        return np.repeat(np.arange(3), section).astype(np.int64)  # [t]*s_t + [h]*s_h + [w]*s_w
+    axes = np.zeros(pairs, dtype=np.int64)
+    for axis in (1, 2):
+        if 3 * section[axis] > pairs + 2 - axis:  # the last pair it names, 3·s − 3 + axis, must exist
+            raise PosEncError(
+                f"interleaved mrope_section {section} needs 3 · {section[axis]} ≤ {pairs} pairs for axis "
+                f"{MROPE_AXES[axis]}"
+            )
+        axes[axis : 3 * section[axis] : 3] = axis  # pair i ≡ axis (mod 3), i < 3·s_axis
+    return axes
+
+
+def mrope_position_ids(
+    segments: Sequence[tuple[str, object]], *, spatial_merge_size: int = 1, time_interval: float = 1.0
+) -> np.ndarray:
+    r"""The (3, L) position ids (t, h, w) of a sequence of ``segments``: ("text", n), ("image", (H, W)) or
+    ("video", (T, H, W)), the grids in patches as the vision encoder sees them.
+
+    Text: t = h = w = p, counting on from where the previous segment ended. An image or video starting at s: t = s +
+    ⌊frame · time_interval⌋, h = s + row, w = s + column over its (T, H/m, W/m) grid (m = ``spatial_merge_size``,
+    frames outermost, then rows); the next segment starts at s + max(H, W)/m. This is transformers'
+    ``Qwen2VLModel.get_rope_index`` (5.23.0); the paper starts the next segment one past the largest id, which
+    differs only for a video with more frames than rows and columns.
+    Paper: Wang et al. 2024 (Qwen2-VL), arXiv:2409.12191, §2.1.
+    """
+    merge = as_int("spatial_merge_size", spatial_merge_size, lo=1, hi=64)
+    interval = as_float("time_interval", time_interval, ge=0.0)
+    if isinstance(segments, str | bytes) or not isinstance(segments, Sequence):
+        raise PosEncError(f"segments must be a list of (kind, size) pairs, got {type(segments).__name__}")
+    blocks, start, total = [], 0, 0
+    for number, segment in enumerate(segments):
+        kind, size = _segment(number, segment)
+        if kind == "text":
+            count = as_int(f"segments[{number}] text length", size, lo=0, hi=_MAX_TOKENS)
+            total += count
+            check_elements("mrope_position_ids", (3, total))
+            blocks.append(np.broadcast_to(start + np.arange(count), (3, count)))
+            start += count
+            continue
+        frames, rows, cols = _grid(number, kind, size, merge)
+        total += frames * rows * cols
+        check_elements("mrope_position_ids", (3, total))
+        t, h, w = np.meshgrid(
+            (np.arange(frames) * interval).astype(np.int64), np.arange(rows), np.arange(cols), indexing="ij"
+        )
+        blocks.append(np.stack([t.ravel(), h.ravel(), w.ravel()]) + start)
+        start += max(rows, cols)
+    if not blocks:
+        return np.zeros((3, 0), dtype=np.int64)
+    return np.concatenate(blocks, axis=1).astype(np.int64)
+
+
+def mrope_angles(
+    position_ids: object, inv_freq: object, mrope_section: object, *, interleaved: bool = False
+) -> np.ndarray:
+    r"""(L, d/2) angles :math:`\phi_{p,i} = \mathrm{pos}_{a(i)}(p)\,\theta_i`, pair i reading axis a(i)
+    (:func:`mrope_pair_axes`) of the (3, L) ``position_ids``; ``apply_rope`` with these angles is M-RoPE.
+
+    Paper: Wang et al. 2024 (Qwen2-VL), arXiv:2409.12191, §2.1.
+    """
+    positions = as_array("position_ids", position_ids, ndim=2, allow_empty=True)
+    inv_freq = as_array("inv_freq", inv_freq, ndim=1)
+    if positions.shape[0] != 3:
+        raise PosEncError(f"position_ids must have 3 rows (t, h, w), got shape {positions.shape}")
+    axes = mrope_pair_axes(mrope_section, interleaved=interleaved, pairs=inv_freq.shape[0])
+    check_elements("mrope_angles", (positions.shape[1], inv_freq.shape[0]))
+    # φ_{p,i} = pos_{a(i)}(p) · θ_i
+    return positions[axes].T.astype(np.float64) * inv_freq
+
+
+def _section(value: object) -> tuple[int, int, int]:
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray) or len(value) != 3:
+        raise PosEncError(f"mrope_section must be three pair counts (t, h, w), got {value!r:.60}")
+    return tuple(as_int(f"mrope_section[{i}]", item, lo=0, hi=4096) for i, item in enumerate(value))
+
+
+def _segment(number: int, segment: object) -> tuple[str, object]:
+    if not isinstance(segment, tuple | list) or len(segment) != 2 or segment[0] not in ("text", "image", "video"):
+        raise PosEncError(
+            f"segments[{number}] must be ('text', n), ('image', (H, W)) or ('video', (T, H, W)), got {segment!r:.60}"
+        )
+    return segment[0], segment[1]
+
+
+def _grid(number: int, kind: str, size: object, merge: int) -> tuple[int, int, int]:
+    want = 2 if kind == "image" else 3
+    if not isinstance(size, tuple | list) or len(size) != want:
+        raise PosEncError(f"segments[{number}]: an {kind} needs {want} grid sizes, got {size!r:.60}")
+    dims = [as_int(f"segments[{number}] {kind} size", item, lo=1, hi=_MAX_TOKENS) for item in size]
+    frames, rows, cols = [1, *dims] if kind == "image" else dims
+    if rows % merge or cols % merge:
+        raise PosEncError(f"segments[{number}]: grid {rows} × {cols} is not divisible by spatial_merge_size {merge}")
+    return frames, rows // merge, cols // merge
