@@ -146,11 +146,15 @@ def kind_words(kind: LayerPosition, count: int, lang: str) -> str:
         if kind.window is not None
         else t("extension.layer_whole", lang)
     )
-    temperature = (
+    extra = (
         t("extension.layer_temperature", lang, source=kind.temperature.source) if kind.temperature is not None else ""
     )
+    if getattr(kind, "mrope_section", None):  # a vision-language model's pairs split among time, height, width
+        layout = t("extension.mrope_interleaved" if kind.mrope_interleaved else "extension.mrope_contiguous", lang)
+        section = " / ".join(str(n) for n in kind.mrope_section)
+        extra += t("extension.layer_mrope", lang, section=section, layout=layout)
     if not kind.rotates:
-        return t("extension.layer_nope", lang, count=count, window=window, temperature=temperature)
+        return t("extension.layer_nope", lang, count=count, window=window, extra=extra)
     scaling = (
         t("extension.layer_plain", lang)
         if kind.rope_type == "default" and (kind.factor or 1.0) == 1.0
@@ -166,7 +170,7 @@ def kind_words(kind: LayerPosition, count: int, lang: str) -> str:
         head=kind.head_dim,
         scaling=scaling,
         window=window,
-        temperature=temperature,
+        extra=extra,
     )
 
 

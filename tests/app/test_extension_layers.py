@@ -234,3 +234,9 @@ def test_a_share_link_of_a_pasted_config_keeps_every_layer(config: dict) -> None
     assert problem is None
     linked, pasted = pasted_layers(value), pasted_layers(json.dumps(config))
     assert len(linked) == len(pasted) and all(a.same_kind(b) for a, b in zip(linked, pasted, strict=True))
+
+
+def test_qwen3_vl_names_its_pairs_split_among_time_height_and_width() -> None:
+    section = load_presets()["qwen3_vl_8b"].values["rope_scaling"]["mrope_section"]
+    fig = VIEW.figures["layers"](values(model="qwen3_vl_8b"), "en")
+    assert " / ".join(map(str, section)) in fig.data[0].name and "interleaved" in fig.data[0].name
