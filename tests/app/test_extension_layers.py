@@ -96,29 +96,53 @@ def test_gpt_oss_alternates_a_128_token_window_and_full_attention() -> None:
     assert rotating_kinds(layers) == ("sliding_attention", "full_attention")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: Gemma 3's checkpoint keys (sliding_window_pattern, rope_local_base_freq) "
-    "are not read yet: every layer comes back as one sliding kind with the global base",
-)
-def test_gemma3_checkpoint_has_five_local_layers_to_one_global() -> None:
+def _checkpoint_only(preset_id: str, derived: tuple[str, ...]) -> dict:
+    r"""The preset's config without the fields transformers derives when it loads the checkpoint (the preset's note
+    says which): the checkpoint's config.json alone."""
+    return {key: value for key, value in load_presets()[preset_id].config().items() if key not in derived}
+
+
+def test_gemma3_has_five_local_layers_to_one_global() -> None:
     preset = load_presets()["gemma3_27b"].values
     pattern, count = preset["sliding_window_pattern"], preset["num_hidden_layers"]
-    layers = preset_layers("gemma3_27b")
     full = [i for i in range(count) if (i + 1) % pattern == 0]  # transformers' Gemma3TextConfig rule
+    layers = preset_layers("gemma3_27b")
     assert [i for i, layer in enumerate(layers) if layer.window is None] == full
     assert {layer.base for layer in layers if layer.window is not None} == {preset["rope_local_base_freq"]}
+    assert {(layer.base, layer.factor) for layer in layers if layer.window is None} == {
+        (preset["rope_theta"], preset["rope_scaling"]["factor"])
+    }
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="core: Llama 4's rotating layers attend within attention_chunk_size chunks "
-    "(transformers makes them chunked_attention when layer_types is absent); read as full attention",
+    reason="core: Gemma 3's checkpoint keys (sliding_window_pattern, rope_local_base_freq) are not read yet: "
+    "without the layer_types / rope_parameters transformers derives, every layer is one sliding kind, global base",
 )
+def test_gemma3_checkpoint_alone_is_read_as_transformers_loads_it() -> None:
+    from posenc_core import model_layers
+
+    alone = model_layers(_checkpoint_only("gemma3_27b", ("layer_types", "rope_parameters")))
+    assert [layer.window for layer in alone] == [layer.window for layer in preset_layers("gemma3_27b")]
+    assert [layer.base for layer in alone] == [layer.base for layer in preset_layers("gemma3_27b")]
+
+
 def test_llama4_scout_rotating_layers_attend_within_8192_token_chunks() -> None:
     preset = load_presets()["llama4_scout"].values
     for layer, flag in zip(preset_layers("llama4_scout"), preset["no_rope_layers"], strict=True):
-        assert layer.window == (preset["attention_chunk_size"] if flag else None)
+        assert layer.window == (preset["attention_chunk_size"] if flag else None) and layer.rotates == bool(flag)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core: Llama 4's rotating layers attend within attention_chunk_size chunks (transformers makes them "
+    "chunked_attention when layer_types is absent); the checkpoint alone is read as full attention",
+)
+def test_llama4_checkpoint_alone_is_read_as_transformers_loads_it() -> None:
+    from posenc_core import model_layers
+
+    alone = model_layers(_checkpoint_only("llama4_scout", ("layer_types",)))
+    assert [layer.window for layer in alone] == [layer.window for layer in preset_layers("llama4_scout")]
 
 
 # --- the layer selectors ------------------------------------------------------------------------------------------

@@ -42,11 +42,12 @@ def test_every_preset_parses_and_every_value_has_an_https_source(preset_id: str)
 
 
 @pytest.mark.parametrize("preset_id", PRESET_IDS)
-def test_a_value_from_transformers_defaults_is_said_so_in_the_note(preset_id: str) -> None:
+def test_a_value_from_transformers_is_said_so_in_the_note(preset_id: str) -> None:
     preset = load_presets()[preset_id]
     from_defaults = [name for name, src in preset.sources.items() if src.startswith(TRANSFORMERS_DEFAULTS)]
     if from_defaults:
-        assert "transformers" in preset.note and "default" in preset.note
+        assert "transformers" in preset.note and ("default" in preset.note or "loads" in preset.note)
+        assert all(name in preset.note for name in from_defaults)  # each such field is named
 
 
 def test_the_flagships_of_today_are_presets() -> None:
