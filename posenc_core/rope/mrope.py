@@ -118,7 +118,9 @@ def mrope_angles(
 
 
 def _section(value: object) -> tuple[int, int, int]:
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray) or len(value) != 3:
+    if isinstance(value, np.ndarray):
+        value = value.tolist() if value.ndim == 1 else None
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence) or len(value) != 3:
         raise PosEncError(f"mrope_section must be three pair counts (t, h, w), got {value!r:.60}")
     return tuple(as_int(f"mrope_section[{i}]", item, lo=0, hi=4096) for i, item in enumerate(value))
 

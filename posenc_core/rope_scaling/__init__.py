@@ -8,17 +8,22 @@ exactly as Hugging Face ``transformers`` (``modeling_rope_utils.ROPE_INIT_FUNCTI
 config keys, so a model's ``rope_scaling`` / ``rope_parameters`` dict pastes straight in. (transformers works in
 float32; these are the same formulas in float64.)
 
-=========== =============================================================== ==========================================
-rope_type   inv_freq                                                        source
-=========== =============================================================== ==========================================
-default     :math:`\theta_i = b^{-2i/d}`                                    Su et al. 2021, arXiv:2104.09864
-linear      :math:`\theta_i / s` (≡ positions / s)                          Chen et al. 2023 (PI), arXiv:2306.15595
-ntk         base :math:`b' = b\,s^{d/(d-2)}`                                bloc97 2023 (NTK-aware); not an HF type
-dynamic     :math:`b' = b\,(s\,\ell/L - (s-1))^{d/(d-2)}`, ℓ = max(seq, L)  emozilla 2023; HF "dynamic"
-yarn        ramp between :math:`\theta_i/s` and :math:`\theta_i`, mscale    Peng et al. 2023, arXiv:2309.00071
-llama3      three wavelength bands, smooth blend                            Meta 2024, Llama 3.1 (arXiv:2407.21783)
-longrope    per-pair factors :math:`\theta_i / f_i` (short / long)          Ding et al. 2024, arXiv:2402.13753
-=========== =============================================================== ==========================================
+============ ============================================================== =======================================
+rope_type    inv_freq                                                       source
+============ ============================================================== =======================================
+default      :math:`\theta_i = b^{-2i/d}`                                   Su et al. 2021, arXiv:2104.09864
+linear       :math:`\theta_i / s` (≡ positions / s)                         Chen et al. 2023 (PI), arXiv:2306.15595
+ntk          base :math:`b' = b\,s^{d/(d-2)}`                               bloc97 2023 (NTK-aware); not an HF type
+dynamic      :math:`b' = b\,(s\,\ell/L - (s-1))^{d/(d-2)}`, ℓ = max(seq, L) emozilla 2023; HF "dynamic"
+yarn         ramp between :math:`\theta_i/s` and :math:`\theta_i`, mscale   Peng et al. 2023, arXiv:2309.00071
+llama3       three wavelength bands, smooth blend                           Meta 2024, Llama 3.1 (arXiv:2407.21783)
+longrope     per-pair factors :math:`\theta_i / f_i` (short / long)         Ding et al. 2024, arXiv:2402.13753
+proportional first ⌊p·d/2⌋ pairs :math:`b^{-2i/d}`, rest 0                  Barbero et al. 2024, arXiv:2410.06205
+axial        one axis' :math:`b^{-2i/(d/2)}`, i < d/4 (row, column)         Heo et al. 2024, arXiv:2403.13298
+============ ============================================================== =======================================
+
+The last two are no context extension: they are how Gemma 4's global layers and the vision encoders rotate, read from
+a config like the others (``formula`` False: nothing to build from a factor s).
 
 A small package, as transformers' ``modeling_rope_utils`` is one module:
 

@@ -44,6 +44,7 @@ __all__ = [
     "config_training_length",
     "decoder_config",
     "head_size",
+    "json_kind",
     "layer_rope",
     "parse_config_text",
     "rope_entries",
@@ -140,7 +141,7 @@ def with_layer_overrides(
     r"""``config`` with the ``per_layer_config`` overrides of layer ``index`` (keys are layer indices, "05"), or of
     every layer of ``layer_type`` when they all agree (transformers' heterogeneous configs, Gemma 4)."""
     overrides = config.get("per_layer_config")
-    if not overrides:
+    if overrides is None or (isinstance(overrides, Mapping) and not overrides):
         return config
     if not isinstance(overrides, Mapping):
         raise PosEncError(f"per_layer_config must be a dict of layer index → fields, got {type(overrides).__name__}")
@@ -240,6 +241,11 @@ def rope_entries(config: Mapping[str, object]) -> dict[str, object]:
             if key in scaling and not _same(scaling[key], item):
                 raise PosEncError(f"rope_scaling and rope_parameters disagree on {key!r}; keep one of them")
             scaling[key] = item
+    local = config.get("rope_local_base_freq")
+    if local is not None and not any(isinstance(item, Mapping) for item in scaling.values()):
+        # Gemma 3's older config.json: the flat RoPE is the global layers', the sliding ones turn plainly at the local
+        # base (Gemma3TextConfig.__post_init__ builds the same two entries)
+        return {"full_attention": scaling, "sliding_attention": {"rope_type": "default", "rope_theta": local}}
     return scaling
 
 
@@ -328,24 +334,50 @@ _NONE = _NoConvention()
 def _check_config(config: object) -> None:
     r"""Refuse anything but a dict parsed from ``config.json`` (every reader here starts with it)."""
     if not isinstance(config, Mapping):
+        kind = json_kind(config)
         raise PosEncError(
-            f"config must be a dict parsed from config.json, got {type(config).__name__}",
+            f"config must be a dict parsed from config.json (a JSON object), got {kind}",
             code="config_not_object",
-            kind=type(config).__name__,
+            kind=kind,
         )
+
+
+#: Python's type for each JSON value → the JSON name a reader knows it by.
+_JSON_KINDS = (
+    (bool, "boolean"),
+    (int, "number"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (tuple, "array"),
+    (Mapping, "object"),
+)
+
+
+def json_kind(value: object) -> str:
+    r"""The JSON name of a parsed value's type: "null", "boolean", "number", "string", "array", "object" (Python's
+    type name for anything JSON cannot hold)."""
+    if value is None:
+        return "null"
+    return next((name for kind, name in _JSON_KINDS if isinstance(value, kind)), type(value).__name__)
 
 
 def parse_config_text(text: object) -> dict[str, Any]:
     r"""The JSON object in ``text`` (a pasted ``config.json``), never evaluated.
 
-    At most :data:`MAX_CONFIG_CHARS` characters and :data:`MAX_CONFIG_DEPTH` levels of nesting; ``NaN`` and
-    ``Infinity`` (which Python's json accepts) are refused. Every problem is a :class:`PosEncError` with a code.
+    At most :data:`MAX_CONFIG_CHARS` characters (counted before anything is parsed, so a huge paste costs nothing) and
+    :data:`MAX_CONFIG_DEPTH` levels of nesting; ``NaN`` and ``Infinity`` (which Python's json accepts) are refused.
+    Every problem is a :class:`PosEncError` with a code.
     """
     if not isinstance(text, str):
-        raise PosEncError("the pasted config must be text", code="config_not_object", kind=type(text).__name__)
+        raise PosEncError("the pasted config must be text", code="config_not_object", kind=json_kind(text))
     if len(text) > MAX_CONFIG_CHARS:
-        raise PosEncError(f"the pasted text has {len(text):,} characters; a config.json fits in {MAX_CONFIG_CHARS:,}",
-                          code="config_too_long", chars=len(text), limit=MAX_CONFIG_CHARS)  # fmt: skip
+        raise PosEncError(
+            f"the pasted text has {len(text):,} characters; a config.json fits in {MAX_CONFIG_CHARS:,}",
+            code="config_too_long",
+            chars=len(text),
+            limit=MAX_CONFIG_CHARS,
+        )
     if not text.strip():
         raise PosEncError("the box is empty: paste a model's config.json", code="config_empty")
     try:
@@ -353,15 +385,22 @@ def parse_config_text(text: object) -> dict[str, Any]:
     except json.JSONDecodeError as err:
         detail = f"{err.msg} (line {err.lineno}, column {err.colno})"
         raise PosEncError(f"not valid JSON: {detail}", code="config_not_json", detail=detail) from None
-    except RecursionError:
-        config = None  # deeper than the parser's own stack: refused below, with the same message
-    if config is None or _depth(config) > MAX_CONFIG_DEPTH:
-        raise PosEncError(f"the JSON nests deeper than {MAX_CONFIG_DEPTH} levels", code="config_too_deep",
-                          limit=MAX_CONFIG_DEPTH)  # fmt: skip
+    except RecursionError:  # deeper than the parser's own stack
+        raise _too_deep() from None
+    if _depth(config) > MAX_CONFIG_DEPTH:
+        raise _too_deep()
     if not isinstance(config, dict):
-        raise PosEncError(f"config.json must be a JSON object {{…}}, got a {type(config).__name__}",
-                          code="config_not_object", kind=type(config).__name__)  # fmt: skip
+        kind = json_kind(config)
+        raise PosEncError(
+            f"config.json must be a JSON object {{…}}, got JSON of type {kind}", code="config_not_object", kind=kind
+        )
     return config
+
+
+def _too_deep() -> PosEncError:
+    return PosEncError(
+        f"the JSON nests deeper than {MAX_CONFIG_DEPTH} levels", code="config_too_deep", limit=MAX_CONFIG_DEPTH
+    )
 
 
 def _refuse_constant(name: str) -> float:

@@ -28,7 +28,10 @@ class FamilyConvention:
     the family's model does not read for RoPE; ``theta_marks_nope_only``: ``layer_rope_theta`` only marks NoPE layers
     (0), every other layer turns at the global base; ``mrope`` = (default mrope_section, interleaved) for a family
     whose text model turns with M-RoPE (:mod:`posenc_core.rope.mrope`) whether or not its config names the section;
-    ``source`` is the transformers code that decides it."""
+    ``no_rope_layer_interval``: the interval the family's config class assumes when a config.json gives neither
+    ``no_rope_layers`` nor the interval; ``chunked_rope_layers``: without ``layer_types``, the rotating layers are
+    "chunked_attention" (Llama 4); ``sliding_window_pattern``: without ``layer_types``, every k-th layer is global and
+    the others slide (Gemma 3: 6, Gemma 2: 2); ``source`` is the transformers code that decides it."""
 
     model_types: tuple[str, ...]
     source: str
@@ -39,6 +42,9 @@ class FamilyConvention:
     ignored: tuple[str, ...] = ()
     theta_marks_nope_only: bool = False
     mrope: tuple[tuple[int, int, int], bool] | None = None
+    no_rope_layer_interval: int | None = None
+    chunked_rope_layers: bool = False
+    sliding_window_pattern: int | None = None
 
 
 def _memory_attention_head(config: Mapping[str, object]) -> int:
@@ -59,14 +65,27 @@ def _sliding_only_if_windowed(config: Mapping[str, object], index: int, layer_ty
 
 def _cohere2_moe(config: Mapping[str, object], index: int, layer_type: str) -> bool:
     mlp = config.get("mlp_layer_types")
-    dense = isinstance(mlp, list) and index < len(mlp) and mlp[index] == "dense"
-    return layer_type == "sliding_attention" or (dense and config.get("prefix_dense_sliding_window_pattern") == 1)
+    dense = isinstance(mlp, list) and index < len(mlp) and isinstance(mlp[index], str) and mlp[index] == "dense"
+    pattern = config.get("prefix_dense_sliding_window_pattern")
+    every_dense = isinstance(pattern, int) and not isinstance(pattern, bool) and pattern == 1
+    return layer_type == "sliding_attention" or (dense and every_dense)
 
 
 _CONTIGUOUS = "recomposition_frequencies: cat(m[i % 3] for m in freq.split(mrope_section)) (Qwen2-VL's M-RoPE)"
 _INTERLEAVED = "recomposition_frequencies: pairs offset 1 and 2 mod 3 read h and w (Qwen3-VL's interleaved M-RoPE)"
 
 _CONVENTIONS = (
+    FamilyConvention(
+        ("llama4_text",),
+        "Llama4TextConfig.__post_init__: no_rope_layer_interval = 4; layer_types chunked where RoPE, full where NoPE",
+        no_rope_layer_interval=4,
+        chunked_rope_layers=True,
+    ),
+    FamilyConvention(
+        ("smollm3", "mistral_large4"),
+        "SmolLM3Config / MistralLarge4Config.__post_init__: every 4th layer NoPE unless no_rope_layers says otherwise",
+        no_rope_layer_interval=4,
+    ),
     FamilyConvention(
         (
             "qwen2_vl_text",
@@ -97,9 +116,25 @@ _CONVENTIONS = (
     ),
     FamilyConvention(("qwen3_5_text", "qwen3_5_moe_text", "qwen4_exp_text"), _INTERLEAVED, mrope=((11, 11, 10), True)),
     FamilyConvention(
-        ("cohere2", "afmoe", "flint"),
-        "their attention applies RoPE only where sliding_window is set (the sliding layers): Cohere2Attention",
+        ("cohere2",),
+        "Cohere2Attention applies RoPE only where sliding_window is set; Cohere2Config: sliding_window_pattern 4",
         rotates=_sliding_only,
+        sliding_window_pattern=4,
+    ),
+    FamilyConvention(
+        ("afmoe", "flint"),
+        "their attention applies RoPE only where sliding_window is set (the sliding layers), as Cohere2Attention",
+        rotates=_sliding_only,
+    ),
+    FamilyConvention(
+        ("gemma3_text", "embedding_gemma2_text", "t5gemma2_text"),
+        "Gemma3TextConfig.__post_init__: sliding_window_pattern defaults to 6 (five sliding layers, one global)",
+        sliding_window_pattern=6,
+    ),
+    FamilyConvention(
+        ("gemma2", "gpt_oss"),
+        "Gemma2Config / GptOssConfig.__post_init__: sliding and global layers alternate",
+        sliding_window_pattern=2,
     ),
     FamilyConvention(
         ("exaone4", "exaone_moe", "kolibri1"),

@@ -200,6 +200,16 @@ def _attention_types(config: Mapping[str, object], count: int) -> list[str]:
         if len(types) != count:
             raise PosEncError(f"layer_types has {len(types)} entries but the model has {count} layers; one a layer")
         return list(types)
+    convention = family_convention(config)
+    if convention is not None and convention.chunked_rope_layers:  # Llama 4: chunked where it rotates
+        flags = _rotating_layers(config, ["chunked_attention"] * count)
+        return ["chunked_attention" if turns else "full_attention" for turns in flags]
+    pattern = config.get("sliding_window_pattern")
+    if pattern is None and convention is not None:
+        pattern = convention.sliding_window_pattern
+    if pattern is not None:  # every k-th layer global (transformers: bool((i + 1) % k) slides)
+        pattern = as_int("sliding_window_pattern", pattern, lo=1, hi=MAX_LAYERS)
+        return ["sliding_attention" if (index + 1) % pattern else "full_attention" for index in range(count)]
     sliding = config.get("sliding_window") is not None and config.get("use_sliding_window") is not False
     return ["sliding_attention" if sliding else "full_attention"] * count
 
@@ -216,12 +226,14 @@ def _rotating_layers(config: Mapping[str, object], attention: list[str]) -> list
     layer has no attention, and where the family's own code says so (:mod:`.families`)."""
     count = len(attention)
     flags = config.get("no_rope_layers")
+    if flags is not None and not isinstance(flags, list):
+        raise PosEncError(f"no_rope_layers must be a list of 0/1, one per layer ({count}), got {flags!s:.60}")
     if flags:  # [] means "derive from the interval", as in transformers
-        if not isinstance(flags, list) or len(flags) != count:
+        if len(flags) != count:
             raise PosEncError(f"no_rope_layers must be a list of 0/1, one per layer ({count}), got {flags!s:.60}")
         rotates = [as_int(f"no_rope_layers[{i}]", flag, lo=0, hi=1) == 1 for i, flag in enumerate(flags)]
-    elif config.get("no_rope_layer_interval") is not None:
-        interval = as_int("no_rope_layer_interval", config["no_rope_layer_interval"], lo=1, hi=MAX_LAYERS)
+    elif _nope_interval(config) is not None:
+        interval = _nope_interval(config)
         rotates = [(index + 1) % interval != 0 for index in range(count)]
     else:
         rotates = [True] * count
@@ -241,6 +253,15 @@ def _rotating_layers(config: Mapping[str, object], attention: list[str]) -> list
             and (convention is None or convention.rotates is None or convention.rotates(config, index, attention_type))
         )
     return rotates
+
+
+def _nope_interval(config: Mapping[str, object]) -> int | None:
+    r"""``no_rope_layer_interval``, or the one the family's config class assumes (Llama 4, SmolLM3: 4)."""
+    value = config.get("no_rope_layer_interval")
+    if value is None:
+        convention = family_convention(config)
+        value = convention.no_rope_layer_interval if convention is not None else None
+    return None if value is None else as_int("no_rope_layer_interval", value, lo=1, hi=MAX_LAYERS)
 
 
 def _layer_thetas(config: Mapping[str, object], count: int) -> list[float | None]:

@@ -96,11 +96,6 @@ def test_a_paste_that_is_no_object_says_what_it_is_with_the_right_article(text: 
     assert not re.search(r"\ba (int|float|list|str|bool|array)\b", refusal_text(caught.value, "en"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: parse_config_text reads json.loads(...) is None as 'too deep' (its RecursionError marker), so JSON "
-    "null is refused as nesting deeper than 8 levels; the fix belongs in posenc_core (issue 34, item 6)",
-)
 def test_pasting_null_says_it_is_null_not_too_deep() -> None:
     with pytest.raises(PosEncError) as caught:
         core.parse_config_text("null")

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import posenc_core as pc
+from posenc_core.rope_scaling.families import FAMILY_CONVENTIONS
 
 # ------------------------------------------------------------------------------------------------ hostile values
 
@@ -172,6 +173,9 @@ _HF_KEYS = sorted(
 )
 
 
+_even_dims = st.sampled_from([8, 16, 64])
+
+
 def _maybe_hostile(valid):
     return st.one_of(valid, valid, hostile)
 
@@ -223,6 +227,23 @@ configs = st.fixed_dictionaries(
             st.dictionaries(st.sampled_from(["full_attention", "sliding_attention"]), rope_scaling_dicts, max_size=2),
             hostile,
         ),
+        # the whole-model fields model_layers reads
+        "num_hidden_layers": _maybe_hostile(st.integers(0, 12)),
+        "layer_types": _maybe_hostile(
+            st.lists(st.sampled_from(["full_attention", "sliding_attention", "chunked_attention", "conv"]), max_size=6)
+        ),
+        "no_rope_layers": _maybe_hostile(st.lists(st.integers(-1, 2), max_size=6)),
+        "no_rope_layer_interval": _maybe_hostile(st.integers(0, 5)),
+        "layer_rope_theta": _maybe_hostile(st.lists(st.floats(0.0, 1e6), max_size=6)),
+        "sliding_window": _maybe_hostile(st.integers(0, 4096)),
+        "attention_chunk_size": _maybe_hostile(st.integers(0, 8192)),
+        "attn_temperature_tuning": _maybe_hostile(st.booleans()),
+        "floor_scale": _maybe_hostile(st.integers(0, 8192)),
+        "attn_scale": _maybe_hostile(st.floats(0.0, 1.0)),
+        "per_layer_config": _maybe_hostile(
+            st.dictionaries(st.sampled_from(["00", "01", "x"]), st.fixed_dictionaries({"head_dim": _even_dims}))
+        ),
+        "model_type": st.sampled_from([*sorted(FAMILY_CONVENTIONS), "llama", "gemma3_text"]),
     },
 )
 
@@ -232,6 +253,22 @@ def _float_vectors(lo, hi, max_size=70, min_size=1):
 
 
 _small_int = st.integers(1, 48)
+_grids = st.one_of(
+    st.integers(0, 4),
+    st.tuples(st.integers(1, 4), st.integers(1, 4)),
+    st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(1, 4)),
+)
+_segments = st.lists(st.tuples(st.sampled_from(["text", "image", "video", "audio"]), _grids), max_size=4)
+
+
+def _layers_or_none(config):
+    """model_layers' records for a fuzzed config, or () where the config is refused."""
+    try:
+        return pc.model_layers(config)
+    except pc.PosEncError:
+        return ()
+
+
 _even = st.integers(1, 32).map(lambda n: 2 * n)
 _matrix = st.tuples(st.integers(1, 12), st.sampled_from([2, 4, 8, 16])).flatmap(
     lambda s: hnp.arrays(np.float64, s, elements=st.floats(-3, 3))
@@ -270,6 +307,10 @@ _VALID_BY_NAME = {
     "encoding": st.sampled_from(list(pc.ENCODINGS)),
     "rope_scaling": st.one_of(st.none(), rope_scaling_dicts),
     "config": configs,
+    "segments": _segments,
+    "mrope_section": st.one_of(st.lists(st.integers(0, 24), min_size=3, max_size=3), st.just([16, 24, 24])),
+    "position_ids": st.integers(0, 20).map(lambda n: np.stack([np.arange(n)] * 3)),
+    "layers": configs.map(_layers_or_none),
     "max_position_embeddings": st.integers(1, 10**6),
     "seq_len": st.integers(1, 10**6),
     "partial_rotary_factor": st.floats(0.01, 1.0),

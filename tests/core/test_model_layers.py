@@ -17,12 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from transformers import Gemma3TextConfig, Llama4TextConfig, SmolLM3Config
+from transformers import Gemma2Config, Gemma3TextConfig, Llama4TextConfig, Ministral3Config, SmolLM3Config
 from transformers.models.llama4.modeling_llama4 import Llama4TextAttention
 from transformers.models.ministral3.modeling_ministral3 import get_llama_4_attn_scale
 from transformers.models.smollm3.modeling_smollm3 import SmolLM3Attention
 
 import posenc_core as pc
+from posenc_core.rope_scaling.config import split_layer_types
 
 
 def as_json(config) -> dict:
@@ -157,9 +158,104 @@ def test_bad_layer_descriptions_are_refused_naming_the_field(config, words):
 
 def test_the_per_layer_example_in_docs_runs_and_prints_what_it_says():
     text = (Path(__file__).resolve().parents[2] / "docs" / "model_layers.md").read_text(encoding="utf-8")
-    (code,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "docs/model_layers.md", "exec"), {})
-    said = [line[2:] for line in code.splitlines() if re.match(r"# \d", line)]
-    assert out.getvalue().splitlines()[: len(said)] == said
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 2
+    for code in blocks:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, "docs/model_layers.md", "exec"), {})
+        said = [line[2:] for line in code.splitlines() if re.match(r"# [\d\[]", line)]
+        assert out.getvalue().splitlines()[: len(said)] == said
+
+
+LLAMA4_SCOUT_TEXT = {  # the shape of Llama-4-Scout's text_config: no layer_types, an empty no_rope_layers
+    "model_type": "llama4_text",
+    "num_hidden_layers": 48,
+    "hidden_size": 5120,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "max_position_embeddings": 10485760,
+    "rope_theta": 500000.0,
+    "rope_scaling": {
+        "rope_type": "llama3",
+        "factor": 16.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192,
+    },
+    "no_rope_layers": [],
+    "attention_chunk_size": 8192,
+    "attn_temperature_tuning": True,
+    "floor_scale": 8192,
+    "attn_scale": 0.1,
+}
+# a checkpoint's config.json names its base; without one, transformers takes the config class's default_theta, which
+# posenc does not know per family (it assumes RoFormer's 10⁴)
+SMOLLM3 = {
+    "model_type": "smollm3",
+    "num_hidden_layers": 12,
+    "hidden_size": 256,
+    "num_attention_heads": 4,
+    "rope_theta": 2e6,
+}
+GEMMA3_TEXT = {  # the shape of gemma-3-4b-it's text_config before transformers 5: flat RoPE, a local base, a pattern
+    "model_type": "gemma3_text",
+    "num_hidden_layers": 34,
+    "hidden_size": 2560,
+    "num_attention_heads": 8,
+    "head_dim": 256,
+    "max_position_embeddings": 131072,
+    "rope_theta": 1000000.0,
+    "rope_local_base_freq": 10000.0,
+    "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+    "sliding_window": 1024,
+    "sliding_window_pattern": 6,
+}
+GEMMA2 = {
+    "model_type": "gemma2",
+    "num_hidden_layers": 6,
+    "hidden_size": 256,
+    "num_attention_heads": 4,
+    "head_dim": 64,
+    "rope_theta": 1e4,
+}
+
+
+@pytest.mark.parametrize(
+    ("raw", "config_class"),
+    [
+        (LLAMA4_SCOUT_TEXT, Llama4TextConfig),
+        (SMOLLM3, SmolLM3Config),
+        (GEMMA3_TEXT, Gemma3TextConfig),
+        (GEMMA2, Gemma2Config),
+    ],
+)
+def test_a_config_json_without_the_derived_fields_reads_as_transformers_derives_them(raw, config_class):
+    r"""A checkpoint's config.json leaves out what the config class derives (Llama 4: NoPE every 4th layer, chunked
+    attention on the others; Gemma 3: a global layer every 6th, its own base and scaling); model_layers derives the
+    same: the layer types, which layers rotate, and each layer type's frequencies against the config transformers
+    derives (read by rope_frequencies_from_config, which test_transformers_families holds to the rotary buffers)."""
+    config = config_class(**{k: v for k, v in raw.items() if k != "model_type"})
+    layers = pc.model_layers(raw)
+    flags = getattr(config, "no_rope_layers", None) or [1] * config.num_hidden_layers
+    assert [layer.rotates for layer in layers] == [bool(flag) for flag in flags]
+    assert [layer.attention_type for layer in layers] == config.layer_types
+    derived = as_json(config)
+    for layer in pc.distinct_layer_types(layers):
+        if layer.rotates:
+            split = layer.attention_type if split_layer_types(derived) else None
+            want = pc.rope_frequencies_from_config(derived, layer_type=split)
+            np.testing.assert_array_equal(layer.frequencies.inv_freq, want.inv_freq)
+
+
+def test_ministral3_defaults_give_every_layer_the_query_temperature_its_attention_applies():
+    config = Ministral3Config(num_hidden_layers=3)
+    layers = pc.model_layers(as_json(config))
+    rope = config.rope_parameters
+    beta, length = rope["llama_4_scaling_beta"], rope["original_max_position_embeddings"]
+    want = pc.QueryTemperature("llama_4_scaling_beta", beta, length, 0)
+    assert [layer.temperature for layer in layers] == [want] * 3
+    positions = torch.arange(0, 3 * want.length, 997)[None]
+    scale = get_llama_4_attn_scale(positions, want.beta, want.length).double().numpy().ravel()
+    np.testing.assert_allclose(layers[0].temperature.at(positions[0].numpy()), scale, rtol=1e-6, atol=0)

@@ -8,7 +8,11 @@ read by :func:`posenc_core.rope_frequencies_from_config` (per layer type where t
 type) and by :func:`posenc_core.model_layers`, and compared with the buffers the family's rotary embedding holds
 (``inv_freq`` or ``<type>_inv_freq``, and ``attention_scaling``) — what its attention applies: where a buffer holds
 zero frequencies (proportional RoPE), the model turns those pairs by 0, and so does posenc. Axial RoPE's buffer holds
-one axis' frequencies, shared by the row and the column, as posenc's ``inv_freq`` for that type does.
+one axis' frequencies, shared by the row and the column, as posenc's ``inv_freq`` for that type does. Where the config
+and what the model applies differ, posenc follows the model: MiniMax-M3-VL's text config says ``rotary_dim`` 64, but
+its ``apply_rotary_pos_emb`` rotates ``cos.shape[-1]`` = the whole 128-dim head at the buffer's 64 frequencies, so
+posenc reads the whole head (``families.py``); GLM-4-MoE's defaults (head 42 × 0.5 = 21 dims) would rotate 22
+dimensions with exponents over 21, which posenc refuses rather than models.
 
 Every case agrees to float32 rounding (``rtol`` 2e-6, see ``test_transformers_parity``), or is refused with a
 :class:`~posenc_core.PosEncError` and listed in :data:`KNOWN_REFUSED` with its reason. A family the next release adds
@@ -33,6 +37,8 @@ import transformers
 import transformers.models
 
 import posenc_core as pc
+
+pytestmark = pytest.mark.slow  # imports ~200 modeling modules (~10 s); stays in the default run
 
 INV_FREQ_RTOL = 2e-6  # transformers' float32 inv_freq vs posenc's float64 (test_transformers_parity)
 FACTOR_REL = 1e-9
