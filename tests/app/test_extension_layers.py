@@ -114,11 +114,6 @@ def test_gemma3_has_five_local_layers_to_one_global() -> None:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: Gemma 3's checkpoint keys (sliding_window_pattern, rope_local_base_freq) are not read yet: "
-    "without the layer_types / rope_parameters transformers derives, every layer is one sliding kind, global base",
-)
 def test_gemma3_checkpoint_alone_is_read_as_transformers_loads_it() -> None:
     from posenc_core import model_layers
 
