@@ -94,9 +94,16 @@ def _slowest_turns(model: str, layer: str, factor: int, beta_fast: int, beta_slo
 
 @uses("model", "layer", "factor", "beta_fast", "beta_slow")
 def check_errata_cycle(v: Values) -> Check:
-    r"""YaRN's slowest pair turns as far within s·L as it did within L (less than one turn): no full cycle."""
+    r"""YaRN's slowest pair turns as far within s·L as it did within L (less than one turn): no full cycle.
+
+    The claim is about a pair YaRN interpolates, one under α = beta_slow turns in training. A model whose slowest pair
+    already turns more (Gemma's sliding layers: base 10⁴ over 131,072 tokens) has none: the check then measures and
+    says that instead."""
     trained, stretched, length = _slowest_turns(v["model"], v["layer"], v["factor"], v["beta_fast"], v["beta_slow"])
     fmt = {"trained": f"{trained:.3f}", "stretched": f"{stretched:.3f}", "s": v["factor"], "length": length}
+    if trained >= v["beta_slow"]:  # no pair is interpolated: the slowest turns at least α times within L
+        fmt = {"trained": f"{trained:.3f}", "length": length, "alpha": v["beta_slow"]}
+        return Check("extension.check_errata_none", max(0.0, v["beta_slow"] - trained), tolerance=0.0, fmt=fmt)
     return Check("extension.check_errata_cycle", abs(stretched - trained), tolerance=1e-9, fmt=fmt)
 
 

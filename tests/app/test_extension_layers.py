@@ -259,3 +259,15 @@ def test_qwen3_vl_names_its_pairs_split_among_time_height_and_width() -> None:
     section = load_presets()["qwen3_vl_8b"].values["rope_scaling"]["mrope_section"]
     fig = VIEW.figures["layers"](values(model="qwen3_vl_8b"), "en")
     assert " / ".join(map(str, section)) in fig.data[0].name and "interleaved" in fig.data[0].name
+
+
+def test_the_errata_check_says_when_no_pair_is_under_one_turn() -> None:
+    preset = load_presets()["gemma3_27b"].values
+    dim, base, length = preset["head_dim"], preset["rope_local_base_freq"], preset["max_position_embeddings"]
+    turns = length * base ** (-(dim - 2) / dim) / (2 * np.pi)  # the slowest sliding pair, from the paper's θ_i
+    assert turns > 1
+    check = VIEW.checks["errata_cycle"](values(model="gemma3_27b", layer="sliding_attention"))
+    assert check.key == "extension.check_errata_none" and check.passed
+    assert check.fmt["trained"] == f"{turns:.3f}"
+    check = VIEW.checks["errata_cycle"](values(model="gemma3_27b", layer="full_attention"))
+    assert check.key == "extension.check_errata_cycle" and check.passed  # base 10⁶: under one turn, interpolated
