@@ -10,10 +10,12 @@ with start(VIEW) as page:
     @page.section()  # the lesson: a slider that all of it reads reruns it, not the frame around it
     def lesson() -> None:
         page.heading("h_master")
-        page.controls("model", "layer")
+        page.controls("model")
         page.controls("method")
         page.figure("wavelengths")
-        page.controls("factor", "stretch")  # under the figure: above it, they pushed it off a phone's first screen
+        page.controls(
+            "layer", "factor", "stretch"
+        )  # under the figure: above it, they pushed it off a phone's first screen
         page.text("readout", **page.ask(readouts))
         page.text("master")
         page.checks("ntk", "dynamic", "interpolation", "uniform")
