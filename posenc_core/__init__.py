@@ -2,10 +2,10 @@ r"""posenc_core — every positional encoding a Transformer uses, as small pure 
 
 Absolute (added to the input):   :mod:`.positions` (integer, [0, 1], binary), :mod:`.sinusoidal`, :mod:`.learned`
 Relative (biases on the logits): :mod:`.relative` (Shaw et al., T5, the Toeplitz test), :mod:`.alibi`
-Rotary (applied to q and k):     :mod:`.rope` (rotation, pairings, decay, near repeats),
-                                 :mod:`.rope_scaling` (PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE: one registry
-                                 entry per rope_type, their shared formulas, per-pair analysis, a model's config.json,
-                                 read layer by layer)
+Rotary (applied to q and k):     :mod:`.rope` (rotation, pairings, decay, near repeats, 2-D and M-RoPE),
+                                 :mod:`.rope_scaling` (PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE, p-RoPE, axial:
+                                 one registry entry per rope_type, their shared formulas, per-pair analysis, a model's
+                                 config.json, read layer by layer)
 Attention, and why it needs position: :mod:`.attention`
 Every encoding side by side:     :mod:`.compare`
 The extrapolation lab's task, without torch: :mod:`.lab_task`

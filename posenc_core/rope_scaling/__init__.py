@@ -36,8 +36,12 @@ A small package, as transformers' ``modeling_rope_utils`` is one module:
 * :mod:`.beta_base`, :mod:`.entropy`, :mod:`.rerope` — the reasons behind the methods (Su's posts on kexue.fm): RoPE as
   a base-β number system and each method's divisor per pair, attention entropy against length and the logit factors
   that hold it, ReRoPE's clipped relative positions;
-* :mod:`.config` — a model's ``config.json`` (pasted text or a dict) → its frequencies, its training length and its
-  (rope_type, s);
+* :mod:`.layouts` — proportional and axial RoPE, the two registry types that are no context extension;
+* :mod:`.config` — a model's ``config.json`` (a dict; :mod:`.config_text` parses pasted text) → its frequencies, its
+  training length and its (rope_type, s), under every family's field names;
+* :mod:`.families` — what some families decide in code rather than in their config (keyed by ``model_type``), and
+  what posenc refuses about a family;
+* :mod:`.temperature` — the length-dependent query temperatures (Llama 4, Mistral 3);
 * :mod:`.layers` — the same config read as a whole model: one record per decoder layer (rotates or not, which RoPE,
   which window, which query temperature).
 """
@@ -65,14 +69,7 @@ from .formulas import (
     yarn_mscale,
     yarn_ramp,
 )
-from .layers import (
-    MAX_LAYERS,
-    LayerPosition,
-    QueryTemperature,
-    distinct_layer_types,
-    model_layers,
-    query_temperature,
-)
+from .layers import MAX_LAYERS, LayerPosition, distinct_layer_types, model_layers
 from .pairs import (
     REGIMES,
     TemperatureCurves,
@@ -90,6 +87,7 @@ from .pairs import (
 )
 from .registry import ROPE_REGISTRY, ROPE_TYPES, RopeFrequencies, RopeType, rope_frequencies
 from .rerope import rerope_relative_positions, rerope_scores
+from .temperature import QueryTemperature, query_temperature
 
 __all__ = [
     "MAX_CONFIG_CHARS",

@@ -18,18 +18,18 @@ original_max_position_…    top level (Phi-3) wins over the value inside rope_s
 
 :func:`config_training_length` reads the pre-training length a config records and :func:`config_scaling` the
 (rope_type, factor s) it asks for, with transformers' rule for a missing factor (:func:`~.formulas.implied_factor`).
-:func:`parse_config_text` turns pasted text into that dict: capped in size and nesting, parsed with :mod:`json` only.
+:func:`parse_config_text` (:mod:`.config_text`, re-exported here) turns pasted text into that dict.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import PosEncError, as_float, as_int
+from .config_text import MAX_CONFIG_CHARS, MAX_CONFIG_DEPTH, json_kind, parse_config_text
 from .families import family_convention
 from .formulas import implied_factor
 from .registry import ROPE_REGISTRY, RopeFrequencies, rope_frequencies
@@ -53,10 +53,6 @@ __all__ = [
     "with_layer_overrides",
 ]
 
-#: A real config.json is a few kB (Phi-3's, with 96 factors, about 3 kB); 64 kB leaves room and stops abuse.
-MAX_CONFIG_CHARS = 65_536
-#: config.json nests two or three levels (rope_parameters per layer type); 8 is generous.
-MAX_CONFIG_DEPTH = 8
 
 _DEFAULT_THETA = 10000.0  # RoFormer's base, which transformers assumes when a config gives none
 #: The types that read original_max_position_embeddings, so a top-level value is passed on to them.
@@ -141,6 +137,8 @@ def with_layer_overrides(
     r"""``config`` with the ``per_layer_config`` overrides of layer ``index`` (keys are layer indices, "05"), or of
     every layer of ``layer_type`` when they all agree (transformers' heterogeneous configs, Gemma 4)."""
     overrides = config.get("per_layer_config")
+    if overrides is None:
+        overrides = _global_head_overrides(config)
     if overrides is None or (isinstance(overrides, Mapping) and not overrides):
         return config
     if not isinstance(overrides, Mapping):
@@ -166,6 +164,17 @@ def with_layer_overrides(
                 f"per_layer_config gives the {layer_type!r} layers different {key!r}; read the model layer by layer"
             )
     return {**config, **shared}
+
+
+def _global_head_overrides(config: Mapping[str, object]) -> dict[str, object] | None:
+    r"""Gemma 4's checkpoint form of per_layer_config: ``global_head_dim`` is the head of its full_attention layers
+    (Gemma4TextConfig.__post_init__ moves it there; 512 when the config gives none)."""
+    convention = family_convention(config)
+    size = config.get("global_head_dim", convention.global_head_dim if convention is not None else None)
+    types = config.get("layer_types")
+    if size is None or not isinstance(types, list):
+        return None
+    return {str(i): {"head_dim": size} for i, kind in enumerate(types) if kind == "full_attention"}
 
 
 #: per_layer_config fields that do not change a layer's frequencies (NeoMME's windows differ between its sliding
@@ -340,81 +349,3 @@ def _check_config(config: object) -> None:
             code="config_not_object",
             kind=kind,
         )
-
-
-#: Python's type for each JSON value → the JSON name a reader knows it by.
-_JSON_KINDS = (
-    (bool, "boolean"),
-    (int, "number"),
-    (float, "number"),
-    (str, "string"),
-    (list, "array"),
-    (tuple, "array"),
-    (Mapping, "object"),
-)
-
-
-def json_kind(value: object) -> str:
-    r"""The JSON name of a parsed value's type: "null", "boolean", "number", "string", "array", "object" (Python's
-    type name for anything JSON cannot hold)."""
-    if value is None:
-        return "null"
-    return next((name for kind, name in _JSON_KINDS if isinstance(value, kind)), type(value).__name__)
-
-
-def parse_config_text(text: object) -> dict[str, Any]:
-    r"""The JSON object in ``text`` (a pasted ``config.json``), never evaluated.
-
-    At most :data:`MAX_CONFIG_CHARS` characters (counted before anything is parsed, so a huge paste costs nothing) and
-    :data:`MAX_CONFIG_DEPTH` levels of nesting; ``NaN`` and ``Infinity`` (which Python's json accepts) are refused.
-    Every problem is a :class:`PosEncError` with a code.
-    """
-    if not isinstance(text, str):
-        raise PosEncError("the pasted config must be text", code="config_not_object", kind=json_kind(text))
-    if len(text) > MAX_CONFIG_CHARS:
-        raise PosEncError(
-            f"the pasted text has {len(text):,} characters; a config.json fits in {MAX_CONFIG_CHARS:,}",
-            code="config_too_long",
-            chars=len(text),
-            limit=MAX_CONFIG_CHARS,
-        )
-    if not text.strip():
-        raise PosEncError("the box is empty: paste a model's config.json", code="config_empty")
-    try:
-        config = json.loads(text, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as err:
-        detail = f"{err.msg} (line {err.lineno}, column {err.colno})"
-        raise PosEncError(f"not valid JSON: {detail}", code="config_not_json", detail=detail) from None
-    except RecursionError:  # deeper than the parser's own stack
-        raise _too_deep() from None
-    if _depth(config) > MAX_CONFIG_DEPTH:
-        raise _too_deep()
-    if not isinstance(config, dict):
-        kind = json_kind(config)
-        raise PosEncError(
-            f"config.json must be a JSON object {{…}}, got JSON of type {kind}", code="config_not_object", kind=kind
-        )
-    return config
-
-
-def _too_deep() -> PosEncError:
-    return PosEncError(
-        f"the JSON nests deeper than {MAX_CONFIG_DEPTH} levels", code="config_too_deep", limit=MAX_CONFIG_DEPTH
-    )
-
-
-def _refuse_constant(name: str) -> float:
-    detail = f"{name} is not a JSON number"
-    raise PosEncError(f"not valid JSON: {detail}", code="config_not_json", detail=detail)
-
-
-def _depth(value: object) -> int:
-    r"""Nesting depth of parsed JSON, iteratively (a crafted input cannot exhaust the stack here)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
-    return deepest

@@ -31,7 +31,9 @@ class FamilyConvention:
     ``no_rope_layer_interval``: the interval the family's config class assumes when a config.json gives neither
     ``no_rope_layers`` nor the interval; ``chunked_rope_layers``: without ``layer_types``, the rotating layers are
     "chunked_attention" (Llama 4); ``sliding_window_pattern``: without ``layer_types``, every k-th layer is global and
-    the others slide (Gemma 3: 6, Gemma 2: 2); ``source`` is the transformers code that decides it."""
+    the others slide (Gemma 3: 6, Gemma 2: 2); ``global_head_dim``: the head of the full_attention layers when the
+    config gives neither it nor a per_layer_config (Gemma 4: 512); ``source`` is the transformers code that decides
+    it."""
 
     model_types: tuple[str, ...]
     source: str
@@ -45,6 +47,7 @@ class FamilyConvention:
     no_rope_layer_interval: int | None = None
     chunked_rope_layers: bool = False
     sliding_window_pattern: int | None = None
+    global_head_dim: int | None = None
 
 
 def _memory_attention_head(config: Mapping[str, object]) -> int:
@@ -69,6 +72,15 @@ def _cohere2_moe(config: Mapping[str, object], index: int, layer_type: str) -> b
     pattern = config.get("prefix_dense_sliding_window_pattern")
     every_dense = isinstance(pattern, int) and not isinstance(pattern, bool) and pattern == 1
     return layer_type == "sliding_attention" or (dense and every_dense)
+
+
+def _mem_rope(config: Mapping[str, object], index: int, layer_type: str) -> bool:
+    return config.get("use_mem_rope") is True
+
+
+def _theta_given(config: Mapping[str, object], index: int, layer_type: str) -> bool:
+    parameters = config.get("rope_parameters")
+    return isinstance(parameters, Mapping) and parameters.get("rope_theta") is not None
 
 
 _CONTIGUOUS = "recomposition_frequencies: cat(m[i % 3] for m in freq.split(mrope_section)) (Qwen2-VL's M-RoPE)"
@@ -132,6 +144,11 @@ _CONVENTIONS = (
         sliding_window_pattern=6,
     ),
     FamilyConvention(
+        ("gemma4_text", "gemma4_unified_text"),
+        "Gemma4TextConfig.__post_init__: global_head_dim (512 by default) becomes the full_attention layers' head_dim",
+        global_head_dim=512,
+    ),
+    FamilyConvention(
         ("gemma2", "gpt_oss"),
         "Gemma2Config / GptOssConfig.__post_init__: sliding and global layers alternate",
         sliding_window_pattern=2,
@@ -140,6 +157,16 @@ _CONVENTIONS = (
         ("exaone4", "exaone_moe", "kolibri1"),
         "Exaone4Attention: `if self.sliding_window is None or self.is_sliding` applies RoPE",
         rotates=_sliding_only_if_windowed,
+    ),
+    FamilyConvention(
+        ("zamba2",),
+        "Zamba2Attention: RoPE only `if self.config.use_mem_rope` (False by default)",
+        rotates=_mem_rope,
+    ),
+    FamilyConvention(
+        ("olmo_hybrid",),
+        "OlmoHybridModel builds its rotary embedding only when rope_parameters has a rope_theta (released: none)",
+        rotates=_theta_given,
     ),
     FamilyConvention(
         ("cohere2_moe",),

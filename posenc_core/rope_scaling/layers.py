@@ -8,28 +8,33 @@ within 8,192-token chunks; SmolLM3 drops RoPE from every fourth layer; Mistral 3
 temperature. :func:`model_layers` returns one :class:`LayerPosition` per decoder layer, read as transformers builds
 the model, under the names its families use:
 
-========================================  ================================================================
-config field                              read as
-========================================  ================================================================
-num_hidden_layers (n_layer, num_layers)   the number of layers (one record each); absent: one layer
-layer_types                               each layer's attention kind, as the config names it
-sliding_window (use_sliding_window)       the window of "sliding_attention" layers (all layers when no
-                                          layer_types and use_sliding_window is not false)
-attention_chunk_size                      the chunk of "chunked_attention" layers (Llama 4)
-no_rope_layers, no_rope_layer_interval    1 = the layer rotates, 0 = NoPE (Llama 4, SmolLM3); the interval
-                                          k makes every k-th layer NoPE when the list is absent or empty
-rope_parameters[<layer type>]             per-layer-type RoPE (Gemma 3: sliding_attention / full_attention)
-attn_temperature_tuning, floor_scale,     Llama 4's query temperature on its NoPE layers
+=======================================  ======================================================================
+config field                             read as
+=======================================  ======================================================================
+num_hidden_layers (n_layer, num_layers)  the number of layers (one record each); absent: one layer
+layer_types                              each layer's attention kind, as the config names it (linear_attention,
+                                         mamba, conv, moe: no attention, no rotation)
+sliding_window_pattern                   without layer_types: every k-th layer global, the others sliding
+sliding_window (use_sliding_window)      the window of "sliding_attention" layers (all layers when no
+                                         layer_types and use_sliding_window is not false)
+attention_chunk_size                     the chunk of "chunked_attention" layers (Llama 4)
+no_rope_layers, no_rope_layer_interval   1 = the layer rotates, 0 = NoPE (Llama 4, SmolLM3); the interval
+                                         k makes every k-th layer NoPE when the list is absent or empty
+layer_rope_theta                         each layer's base; 0 = NoPE (Granite SWA)
+rope_parameters[<layer type>]            per-layer-type RoPE (Gemma 3: sliding_attention / full_attention);
+                                         null = NoPE for that type (Beam)
+rope_local_base_freq                     Gemma 3's older flat form: the sliding layers' base
+per_layer_config                         one layer's own fields (Gemma 4's global layers: a 512-dim head)
+position_embedding_type                  not rope / rotary: no layer rotates
+attn_temperature_tuning, floor_scale,    Llama 4's query temperature on its NoPE layers
 attn_scale
-rope_parameters["llama_4_scaling_beta"]   Mistral 3's query temperature on every layer
-text_config                               a vision-language model's decoder (when the top level has none)
-========================================  ================================================================
+rope_parameters["llama_4_scaling_beta"]  Mistral 3's query temperature on every layer
+mrope_section (mrope_interleaved)        which of the (t, h, w) position ids each pair reads (M-RoPE)
+text_config                              a vision-language model's decoder (when the top level has no head)
+model_type                               what a family decides in code (:mod:`.families`)
+=======================================  ======================================================================
 
-The query temperatures (:class:`QueryTemperature`, :func:`query_temperature`) both have the form
-:math:`\tau(p) = 1 + \beta\,\ln\!\big(1 + \lfloor (p + \delta)/L \rfloor\big)`: Llama 4 with β = attn_scale,
-L = floor_scale, δ = 1 (transformers' ``Llama4TextAttention``, after Nakanishi 2025, "Scalable-Softmax Is Superior
-for Attention", arXiv:2501.19399); Mistral 3 with β = llama_4_scaling_beta, L = original_max_position_embeddings,
-δ = 0 (transformers' ``get_llama_4_attn_scale`` in ``modeling_ministral3``).
+The query temperatures (Llama 4, Mistral 3) are :mod:`.temperature`.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from ..errors import PosEncError, as_array, as_float, as_int
+from ..errors import PosEncError, as_float, as_int
 from ..rope.mrope import mrope_pair_axes
 from .config import (
     _check_config,
@@ -52,55 +57,19 @@ from .config import (
 )
 from .families import family_convention
 from .registry import ROPE_REGISTRY, RopeFrequencies, rope_frequencies
+from .temperature import QueryTemperature, layer_temperature
 
 __all__ = [
     "MAX_LAYERS",
     "LayerPosition",
-    "QueryTemperature",
     "distinct_layer_types",
     "model_layers",
-    "query_temperature",
 ]
 
 #: The deepest released decoders have ~126 layers (Llama 3.1 405B); 1,024 leaves room and bounds the work.
 MAX_LAYERS = 1024
 _LAYER_COUNT = ("num_hidden_layers", "n_layer", "num_layers")
 NOPE = "nope"  # layer_type of a layer that does not rotate
-
-
-@dataclass(frozen=True)
-class QueryTemperature:
-    r"""A length-dependent query temperature :math:`\tau(p) = 1 + \beta\ln(1 + \lfloor (p + \delta)/L \rfloor)`.
-
-    ``source`` names the config key that asks for it ("attn_temperature_tuning": Llama 4, on its NoPE layers;
-    "llama_4_scaling_beta": Mistral 3, on every layer). ``beta`` is β, ``length`` L and ``shift`` δ.
-    """
-
-    source: str
-    beta: float
-    length: float
-    shift: int
-
-    def at(self, positions: object) -> np.ndarray:
-        r""":func:`query_temperature` of this record at ``positions``."""
-        return query_temperature(self, positions)
-
-
-def query_temperature(temperature: QueryTemperature, positions: object) -> np.ndarray:
-    r"""The factor :math:`\tau(p) = 1 + \beta\,\ln(1 + \lfloor (p + \delta)/L \rfloor)` that multiplies the query at
-    each position p (same shape as ``positions``): 1 below L, then growing by β·ln 2, β·ln 3, … per block of L.
-
-    Paper: Nakanishi 2025, "Scalable-Softmax Is Superior for Attention", arXiv:2501.19399 (the log-length factor);
-    the floor and constants are transformers' ``Llama4TextAttention`` (δ = 1) and ``get_llama_4_attn_scale`` (δ = 0).
-    """
-    if not isinstance(temperature, QueryTemperature):
-        raise PosEncError(f"temperature must be a QueryTemperature, got {type(temperature).__name__}")
-    p = as_array("positions", positions, integer=True, allow_empty=True)
-    if p.size and p.min() < 0:
-        low = int(p.min())
-        raise PosEncError(f"positions must be ≥ 0, got {low}", code="too_small", name="positions", value=low, bound=0)
-    # τ(p) = 1 + β·ln(1 + ⌊(p + δ)/L⌋)
-    return 1.0 + temperature.beta * np.log1p(np.floor((p + temperature.shift) / temperature.length))
 
 
 @dataclass(frozen=True)
@@ -116,6 +85,9 @@ class LayerPosition:
     ``frequencies``: :class:`RopeFrequencies` as the model applies them (None for NoPE). ``temperature``: a
     length-dependent query factor, or None. ``mrope_section`` (s_t, s_h, s_w) and ``mrope_interleaved``: the layer's
     pairs read three position axes (M-RoPE, :func:`~posenc_core.mrope_pair_axes`); None for one axis.
+    ``rope_entry``: the ``rope_parameters`` entry the layer turns with where the config is split by layer type
+    (Gemma 3: its attention type; DeepSeek-V4: "main" / "compress"), the ``layer_type`` to give
+    :func:`~posenc_core.rope_frequencies_from_config`; None where one RoPE serves every layer.
     """
 
     index: int
@@ -133,6 +105,7 @@ class LayerPosition:
     temperature: QueryTemperature | None
     mrope_section: tuple[int, int, int] | None = None
     mrope_interleaved: bool = False
+    rope_entry: str | None = None
 
     def same_kind(self, other: LayerPosition) -> bool:
         r"""True when ``other`` handles position exactly like this layer (everything but the index)."""
@@ -143,8 +116,10 @@ def model_layers(config: Mapping[str, object], *, seq_len: int | None = None) ->
     r"""One :class:`LayerPosition` per decoder layer of the model ``config`` describes (a parsed ``config.json``).
 
     ``seq_len`` is the current length, read by "dynamic" and "longrope" as in
-    :func:`~posenc_core.rope_scaling.rope_frequencies_from_config`. Anything the config asks for that this reader
-    does not model is refused with a :class:`PosEncError` that names it; nothing is silently dropped.
+    :func:`~posenc_core.rope_scaling.rope_frequencies_from_config`. The fields read are listed above; one that this
+    reader reads but does not model (a family in :mod:`.families`, an odd rotary size, a section that does not cover
+    the pairs) is refused with a :class:`PosEncError` that names it. ``tests/core/test_transformers_families.py`` holds
+    every rotating layer it returns to the family's transformers rotary embedding.
     """
     _check_config(config)
     config = decoder_config(config)
@@ -201,7 +176,10 @@ def _attention_types(config: Mapping[str, object], count: int) -> list[str]:
             raise PosEncError(f"layer_types has {len(types)} entries but the model has {count} layers; one a layer")
         return list(types)
     convention = family_convention(config)
-    if convention is not None and convention.chunked_rope_layers:  # Llama 4: chunked where it rotates
+    chunked = config.get("attention_chunk_size") is not None or (
+        convention is not None and convention.chunked_rope_layers
+    )
+    if chunked:  # Llama4TextConfig: chunked where the layer rotates, full where it is NoPE
         flags = _rotating_layers(config, ["chunked_attention"] * count)
         return ["chunked_attention" if turns else "full_attention" for turns in flags]
     pattern = config.get("sliding_window_pattern")
@@ -222,8 +200,8 @@ NO_ATTENTION = frozenset({"linear_attention", "mamba", "conv", "moe"})
 def _rotating_layers(config: Mapping[str, object], attention: list[str]) -> list[bool]:
     r"""Whether each layer rotates. NoPE where ``no_rope_layers[i]`` is 0 (else every ``no_rope_layer_interval``-th
     layer: transformers' ``int((i + 1) % k != 0)``), where ``layer_rope_theta[i]`` is 0, where ``rope_parameters``
-    gives the layer's type null (Beam's global layers), where ``position_embedding_type`` is not rope, where the
-    layer has no attention, and where the family's own code says so (:mod:`.families`)."""
+    gives the layer's type null (Beam's global layers), where ``position_embedding_type`` is not rope or ``alibi`` is
+    true, where the layer has no attention, and where the family's own code says so (:mod:`.families`)."""
     count = len(attention)
     flags = config.get("no_rope_layers")
     if flags is not None and not isinstance(flags, list):
@@ -239,7 +217,8 @@ def _rotating_layers(config: Mapping[str, object], attention: list[str]) -> list
         rotates = [True] * count
     thetas = _layer_thetas(config, count)
     kind = config.get("position_embedding_type")
-    nope_model = isinstance(kind, str) and kind not in ("rope", "rotary")
+    # position_embedding_type other than rope (Granite hybrids, ESM), or ALiBi instead (Falcon's `alibi`)
+    nope_model = (isinstance(kind, str) and kind not in ("rope", "rotary")) or config.get("alibi") is True
     entries = rope_entries(config)
     convention = family_convention(config)
     for index, attention_type in enumerate(attention):
@@ -295,34 +274,6 @@ def _window(config: Mapping[str, object], attention_type: str) -> int | None:
     return as_int(name, config[name], lo=1, hi=2**40)
 
 
-def _temperature(config: Mapping[str, object], given: Mapping[str, object], rotates: bool) -> QueryTemperature | None:
-    r"""The layer's query temperature: Mistral 3's ``llama_4_scaling_beta`` (every layer), else Llama 4's
-    ``attn_temperature_tuning`` (its NoPE layers only, as ``Llama4TextAttention`` applies it)."""
-    beta = given.get("llama_4_scaling_beta")
-    if beta is not None:
-        original = given.get("original_max_position_embeddings")
-        if original is None:
-            raise PosEncError(
-                "rope_parameters has llama_4_scaling_beta but no original_max_position_embeddings: "
-                "the length its query temperature is measured in is not given"
-            )
-        length = as_int("original_max_position_embeddings", original, lo=1, hi=2**40)
-        return QueryTemperature("llama_4_scaling_beta", as_float("llama_4_scaling_beta", beta, ge=0.0), length, 0)
-    tuning = config.get("attn_temperature_tuning")
-    if tuning is not None and not rotates and _truthy("attn_temperature_tuning", tuning):
-        length = as_int("floor_scale", config.get("floor_scale", 8192), lo=1, hi=2**40)  # Llama 4's defaults
-        beta = as_float("attn_scale", config.get("attn_scale", 0.1), ge=0.0)
-        return QueryTemperature("attn_temperature_tuning", beta, length, 1)
-    return None
-
-
-def _truthy(name: str, value: object) -> bool:
-    r"""A config flag: true/false, or a number read as Python reads it (Llama 4 Scout's config has 4)."""
-    if isinstance(value, bool):
-        return value
-    return as_float(name, value) != 0.0
-
-
 def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq_len: int | None) -> LayerPosition:
     convention = family_convention(config)
     entry = convention.rope_entries.get(attention_type, attention_type) if convention else attention_type
@@ -335,7 +286,7 @@ def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq
             )
         layer_type = split_layer_types(config)[0]  # a NoPE layer reads only the head size and temperature
     rope = layer_rope(config, layer_type=layer_type)
-    temperature = _temperature(config, rope.temperature, rotates)
+    temperature = layer_temperature(config, rope.temperature, rotates=rotates)
     window = _window(config, attention_type)
     if not rotates:
         kind = attention_type if attention_type in NO_ATTENTION else NOPE
@@ -368,6 +319,7 @@ def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq
         temperature=temperature,
         mrope_section=section,
         mrope_interleaved=interleaved,
+        rope_entry=layer_type,
     )
 
 

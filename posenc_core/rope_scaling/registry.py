@@ -31,6 +31,7 @@ from .formulas import (
     yarn_mscale,
     yarn_ramp,
 )
+from .layouts import axial_inv_freq, proportional_inv_freq
 
 __all__ = ["LAYOUT_KEYS", "ROPE_REGISTRY", "ROPE_TYPES", "RopeFrequencies", "RopeType", "rope_frequencies"]
 
@@ -205,31 +206,16 @@ def _longrope(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
 
 
 def _proportional(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
-    r"""p-RoPE: only the first :math:`\lfloor p\,d/2 \rfloor` pairs turn, at :math:`\theta_i = b^{-2i/d}` with d the
-    whole head; the other pairs get frequency 0 and carry no position (Barbero et al. 2024, "Round and Round We Go!
-    What makes Rotary Positional Encodings useful?", arXiv:2410.06205, §6; transformers'
-    ``_compute_proportional_rope_parameters``, Gemma 4's global layers). An optional ``factor`` divides every
-    frequency, as in transformers."""
+    r"""p-RoPE over the whole head ``dim`` (``full_head``): :func:`.layouts.proportional_inv_freq`, divided by an
+    optional ``factor`` as transformers does."""
     proportion = as_float("partial_rotary_factor", params.get("partial_rotary_factor", 1.0), gt=0.0, le=1.0)
     factor = 1.0 if params.get("factor") is None else _factor(params)
-    turning = int(proportion * dim // 2)
-    inv_freq = np.zeros(dim // 2)
-    # θ_i = b^{−2i/d} for i < ⌊p·d/2⌋ (exponents over the whole head), 0 for the rest
-    inv_freq[:turning] = base ** (-np.arange(0, 2 * turning, 2, dtype=np.float64) / dim)
-    return RopeFrequencies(inv_freq / factor, 1.0)
+    return RopeFrequencies(proportional_inv_freq(dim, base=base, proportion=proportion) / factor, 1.0)
 
 
 def _axial(dim, base, params, max_pos, seq_len) -> RopeFrequencies:
-    r"""Axial 2-D RoPE of a vision encoder: the head splits in two halves, one turned by the patch's row and one by its
-    column, each at the frequencies of a (d/2)-dimensional 1-D RoPE, :math:`\theta_i = b^{-2i/(d/2)}`, i < d/4
-    (Heo et al. 2024, "Rotary Position Embedding for Vision Transformer", arXiv:2403.13298, §3.2, RoPE-Axial;
-    transformers' ``compute_axial_rope_parameters`` of Qwen2-VL, Gemma 4, SAM 3 …). ``inv_freq`` holds one axis'
-    d/4 frequencies, shared by both axes, as :func:`~posenc_core.apply_rope_2d` takes them."""
-    if dim % 4:
-        raise PosEncError(
-            f"axial RoPE splits the {dim} rotary dimensions into two halves of pairs; {dim} is not a multiple of 4"
-        )
-    return RopeFrequencies(rope_inv_freq(dim // 2, base=base), 1.0)
+    r"""A vision encoder's 2-D RoPE: :func:`.layouts.axial_inv_freq`, one axis' d/4 frequencies."""
+    return RopeFrequencies(axial_inv_freq(dim, base=base), 1.0)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import time
 import pytest
 
 import posenc_core as pc
-from posenc_core.rope_scaling.config import MAX_CONFIG_CHARS, MAX_CONFIG_DEPTH
+from posenc_core.rope_scaling.config_text import MAX_CONFIG_CHARS, MAX_CONFIG_DEPTH
 
 
 @pytest.mark.parametrize(

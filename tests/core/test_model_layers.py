@@ -17,7 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from transformers import Gemma2Config, Gemma3TextConfig, Llama4TextConfig, Ministral3Config, SmolLM3Config
+from transformers import (
+    Gemma2Config,
+    Gemma3TextConfig,
+    Gemma4TextConfig,
+    Llama4TextConfig,
+    Ministral3Config,
+    SmolLM3Config,
+)
 from transformers.models.llama4.modeling_llama4 import Llama4TextAttention
 from transformers.models.ministral3.modeling_ministral3 import get_llama_4_attn_scale
 from transformers.models.smollm3.modeling_smollm3 import SmolLM3Attention
@@ -259,3 +266,32 @@ def test_ministral3_defaults_give_every_layer_the_query_temperature_its_attentio
     positions = torch.arange(0, 3 * want.length, 997)[None]
     scale = get_llama_4_attn_scale(positions, want.beta, want.length).double().numpy().ravel()
     np.testing.assert_allclose(layers[0].temperature.at(positions[0].numpy()), scale, rtol=1e-6, atol=0)
+
+
+def test_gemma4_global_head_dim_is_its_full_attention_layers_head():
+    r"""Gemma 4's config.json gives global_head_dim; Gemma4TextConfig moves it into per_layer_config for the
+    full_attention layers, which then turn a quarter (proportional RoPE) of a 512-wide head."""
+    raw = {k: v for k, v in as_json(Gemma4TextConfig(num_hidden_layers=6)).items() if k != "per_layer_config"}
+    raw["global_head_dim"] = 512
+    derived = Gemma4TextConfig(**{k: v for k, v in raw.items() if k not in ("model_type", "transformers_version")})
+    layers = pc.model_layers(raw)
+    assert [layer.head_dim for layer in layers] == [
+        derived.per_layer_config[i].head_dim for i in range(derived.num_hidden_layers)
+    ]
+    assert {layer.rotary_dim for layer in layers if layer.attention_type == "full_attention"} == {128}
+
+
+@pytest.mark.parametrize(
+    ("config", "rotates"),
+    [
+        ({"model_type": "falcon", "num_hidden_layers": 2, "head_dim": 64, "alibi": True}, False),
+        ({"model_type": "falcon", "num_hidden_layers": 2, "head_dim": 64, "alibi": False}, True),
+        ({"model_type": "zamba2", "num_hidden_layers": 2, "head_dim": 64}, False),  # use_mem_rope False by default
+        ({"model_type": "zamba2", "num_hidden_layers": 2, "head_dim": 64, "use_mem_rope": True}, True),
+        ({"num_hidden_layers": 2, "head_dim": 64, "position_embedding_type": "nope"}, False),  # Granite hybrids
+    ],
+)
+def test_models_that_turn_rope_off_in_a_flag_have_no_rotating_layer(config, rotates):
+    r"""FalconConfig.rotary is ``not alibi``; Zamba2Attention rotates only with use_mem_rope; Granite hybrids build
+    no rotary embedding unless position_embedding_type is "rope"."""
+    assert {layer.rotates for layer in pc.model_layers(config)} == {rotates}

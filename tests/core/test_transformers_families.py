@@ -3,7 +3,8 @@ r"""Every RoPE the pinned transformers ships, read by posenc_core from the famil
 The cases are found here, not listed: every ``transformers.models.*.modeling_*`` module with a ``…RotaryEmbedding``
 class, the config class its ``__init__`` names (or, when that composite config cannot build it, the sub-config that
 can, as the model itself passes it), instantiated at its defaults, which mirror a released checkpoint. The config is
-serialised to JSON as ``config.json`` would be (a text sub-config through its parent, which the reader descends into),
+serialised to JSON as ``save_pretrained`` writes ``config.json`` (``to_json_string()``; a text sub-config through its
+parent, which the reader descends into; the same with every field written out is read the same),
 read by :func:`posenc_core.rope_frequencies_from_config` (per layer type where transformers keeps one buffer per
 type) and by :func:`posenc_core.model_layers`, and compared with the buffers the family's rotary embedding holds
 (``inv_freq`` or ``<type>_inv_freq``, and ``attention_scaling``) — what its attention applies: where a buffer holds
@@ -80,6 +81,7 @@ class Case:
     inv_freq: np.ndarray
     attention_scaling: float
     source: str  # the rotary class's source, for the M-RoPE layout it recomposes with
+    full_json: dict  # to_dict with every field, PreTrainedConfig's defaults included
 
     @property
     def id(self) -> str:
@@ -119,10 +121,12 @@ def _built(cls, config_class):
             candidates.append((sub, config if name == "text_config" else sub))
     for given, pasted in candidates:
         try:
-            return cls(given), json.loads(pasted.to_json_string(use_diff=False))
+            rotary = cls(given)
         except (AttributeError, KeyError, TypeError, ValueError):
             continue
-    return None, None  # transformers' own class fails at these defaults: listed in NOT_COMPARABLE
+        # what save_pretrained writes (only what differs from PreTrainedConfig's defaults), and every field
+        return rotary, json.loads(pasted.to_json_string()), json.loads(pasted.to_json_string(use_diff=False))
+    return None, None, None  # transformers' own class fails at these defaults: listed in NOT_COMPARABLE
 
 
 def _buffers(rotary):
@@ -147,13 +151,13 @@ def _cases():
             if config_class is None:
                 not_comparable.append(key)
                 continue
-            rotary, config_json = _built(cls, config_class)
+            rotary, config_json, full_json = _built(cls, config_class)
             buffers = {} if rotary is None else _buffers(rotary)
             if not buffers:
                 not_comparable.append(key)
             source = inspect.getsource(cls) if buffers else ""
             for label, (inv_freq, scaling) in buffers.items():
-                cases.append(Case(package, cls.__name__, label, config_json, inv_freq, scaling, source))
+                cases.append(Case(package, cls.__name__, label, config_json, inv_freq, scaling, source, full_json))
     return cases, not_comparable
 
 
@@ -176,7 +180,16 @@ def test_the_enumeration_finds_every_family_it_should():
     assert sorted(UNCOMPARED) == sorted(NOT_COMPARABLE)
 
 
+def test_the_config_with_every_field_written_out_reads_the_same():
+    for case in CASES:
+        if _known(case) is None:
+            got = pc.rope_frequencies_from_config(case.full_json, layer_type=case.label)
+            _assert_same(got, case)
+
+
 def test_at_most_fifteen_cases_are_refused_each_with_its_reason():
+    found = {(case.module, case.rotary) for case in CASES} | {(case.module, case.rotary, case.label) for case in CASES}
+    assert set(KNOWN_REFUSED) | set(KNOWN_LAYER_REFUSED) <= found  # no entry outlives its family
     named = {**KNOWN_REFUSED, **KNOWN_LAYER_REFUSED, **NOT_COMPARABLE}
     assert len(named) == len(KNOWN_REFUSED) + len(KNOWN_LAYER_REFUSED) + len(NOT_COMPARABLE) <= 15
     assert all(named.values())
@@ -209,6 +222,8 @@ def test_model_layers_gives_each_rotating_layer_its_types_frequencies(case: Case
         assert rotating or case.label not in kinds  # a type the model has is drawn with this buffer
     for layer in rotating[:1] + rotating[-1:]:
         _assert_same(layer.frequencies, case)
+        by_entry = pc.rope_frequencies_from_config(case.config_json, layer_type=layer.rope_entry)
+        np.testing.assert_array_equal(by_entry.inv_freq, layer.frequencies.inv_freq)  # the page's per-type figures
         assert layer.rotary_dim == 2 * np.count_nonzero(case.inv_freq) * pc.ROPE_REGISTRY[layer.rope_type].axes
 
 
@@ -236,3 +251,61 @@ def test_model_layers_reads_the_m_rope_layout_the_familys_rotary_embedding_recom
     section = tuple(text.get("rope_parameters", {}).get("mrope_section", section))
     layer = next(layer for layer in pc.model_layers(case.config_json) if layer.rotates)
     assert (layer.mrope_section, layer.mrope_interleaved) == (section, interleaved)
+
+
+#: Every modeling module whose attention applies RoPE only under a condition, and how posenc reads that condition.
+#: Found by scanning the source (an ``if`` just above the call), so a family the next release adds fails here until
+#: it is read.
+CONDITIONAL_ROPE = {
+    "afmoe": "families.py: RoPE on sliding layers only",
+    "cohere2": "families.py: RoPE on sliding layers only",
+    "flint": "families.py: RoPE on sliding layers only",
+    "cohere2_moe": "families.py: sliding layers, and dense ones under prefix_dense_sliding_window_pattern 1",
+    "exaone4": "families.py: sliding layers only when a sliding window is set",
+    "exaone4_5": "its text_config is an exaone4 config (families.py)",
+    "exaone_moe": "families.py: sliding layers only when a sliding window is set",
+    "kolibri1": "families.py: sliding layers only when a sliding window is set",
+    "zamba2": "families.py: only with use_mem_rope",
+    "olmo_hybrid": "families.py: only when rope_parameters has a rope_theta",
+    "muse_spark": "families.py: layer_rope_theta 0 marks NoPE",
+    "muse_glimmer": "families.py: layer_rope_theta 0 marks NoPE",
+    "granite_swa": "layer_rope_theta: each layer's base, 0 = NoPE",
+    "granitemoe_swa": "layer_rope_theta: each layer's base, 0 = NoPE",
+    "granitemoehybrid": "position_embedding_type other than rope: no layer rotates",
+    "beam": "a null rope_parameters entry: that layer type is NoPE",
+    "cohere_compass": "a null rope_parameters entry: that layer type is NoPE",
+    "smollm3": "no_rope_layers / no_rope_layer_interval",
+    "mistral_large4": "no_rope_layers / no_rope_layer_interval (is_kv_shared_layer reuses keys already rotated)",
+    "esm": "position_embedding_type other than rotary: no layer rotates",
+    "evolla": "position_embedding_type other than rotary: no layer rotates",
+    "falcon": "alibi: no layer rotates",
+    "efficientloftr": "a feature matcher; refused (KNOWN_REFUSED)",
+    "lightglue": "a keypoint matcher without a RotaryEmbedding class: no case here",
+    "deepseek_v3": "rope_interleave changes the pairing of the weights, not which layers rotate",
+    "mistral4": "rope_interleave changes the pairing of the weights, not which layers rotate",
+    "glm4_moe_lite": "rope_interleave changes the pairing of the weights, not which layers rotate",
+    "youtu": "rope_interleave changes the pairing of the weights, not which layers rotate",
+    "axk1": "rope_interleave changes the pairing of the weights, not which layers rotate",
+    "idefics": "cross-attention sublayers do not rotate; every decoder layer's self-attention does",
+    "moonshine": "cross-attention sublayers do not rotate; every decoder layer's self-attention does",
+    "moonshine_streaming": "cross-attention sublayers do not rotate; every decoder layer's self-attention does",
+    "moshi": "its depth decoder does not rotate; the main decoder does",
+    "kyutai_speech_to_text": "its depth decoder does not rotate; the main decoder does",
+}
+
+
+def _conditional_rope_modules() -> set[str]:
+    found = set()
+    root = Path(transformers.models.__path__[0])
+    call = re.compile(r"apply_rotary(_pos)?_emb\w*\(\s*(q|query|k|key)")
+    for path in root.glob("*/modeling_*.py"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if call.search(line) and "def " not in line:
+                if any(re.match(r"\s*if .+:\s*(#.*)?$", above) for above in lines[max(0, i - 3) : i]):
+                    found.add(path.parent.name)
+    return found
+
+
+def test_every_family_that_turns_rope_off_under_a_condition_is_read():
+    assert _conditional_rope_modules() == set(CONDITIONAL_ROPE)
