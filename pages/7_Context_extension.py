@@ -13,9 +13,7 @@ with start(VIEW) as page:
         page.controls("model")
         page.controls("method")
         page.figure("wavelengths")
-        page.controls(
-            "layer", "factor", "stretch"
-        )  # under the figure: above it, they pushed it off a phone's first screen
+        page.controls("layer", "factor", "stretch")  # under the figure: above it, off a phone's first screen
         page.text("readout", **page.ask(readouts))
         page.text("master")
         page.checks("ntk", "dynamic", "interpolation", "uniform")

@@ -128,11 +128,6 @@ def test_llama4_scout_rotating_layers_attend_within_8192_token_chunks() -> None:
         assert layer.window == (preset["attention_chunk_size"] if flag else None) and layer.rotates == bool(flag)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: Llama 4's rotating layers attend within attention_chunk_size chunks (transformers makes them "
-    "chunked_attention when layer_types is absent); the checkpoint alone is read as full attention",
-)
 def test_llama4_checkpoint_alone_is_read_as_transformers_loads_it() -> None:
     from posenc_core import model_layers
 
@@ -154,11 +149,6 @@ def test_a_layer_selector_keeps_its_value_while_the_model_has_that_kind_and_fall
     assert layer.clamp("full_attention", {"model": "gemma4_26b"}) == "sliding_attention"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: Gemma 4's global_head_dim (512) is not read for its full_attention "
-    "layers (transformers moves it into per_layer_config), so they come back 256 wide",
-)
 def test_gemma4_global_layers_turn_a_quarter_of_a_512_wide_head() -> None:
     preset = load_presets()["gemma4_26b"].values
     full = preset["rope_parameters"]["full_attention"]
