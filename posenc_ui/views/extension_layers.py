@@ -155,11 +155,12 @@ def kind_words(kind: LayerPosition, count: int, lang: str) -> str:
         extra += t("extension.layer_mrope", lang, section=section, layout=layout)
     if not kind.rotates:
         return t("extension.layer_nope", lang, count=count, window=window, extra=extra)
-    scaling = (
-        t("extension.layer_plain", lang)
-        if kind.rope_type == "default" and (kind.factor or 1.0) == 1.0
-        else t("extension.layer_scaling", lang, type=kind.rope_type, factor=f"{kind.factor:g}")
-    )
+    if (kind.factor or 1.0) != 1.0:
+        scaling = t("extension.layer_scaling", lang, type=kind.rope_type, factor=f"{kind.factor:g}")
+    elif kind.rope_type == "default":
+        scaling = t("extension.layer_plain", lang)
+    else:  # a type that is no stretch at s = 1 (proportional): named, with no factor
+        scaling = t("extension.layer_type_only", lang, type=kind.rope_type)
     return t(
         "extension.layer_rope",
         lang,
