@@ -13,7 +13,7 @@ with start(VIEW) as page:
         page.controls("model")
         page.controls("method")
         page.figure("wavelengths")
-        page.controls("factor", "stretch")  # under the figure: above it, they pushed it off a phone's first screen
+        page.controls("layer", "factor", "stretch")  # under the figure: above it, off a phone's first screen
         page.text("readout", **page.ask(readouts))
         page.text("master")
         page.checks("ntk", "dynamic", "interpolation", "uniform")
@@ -22,7 +22,6 @@ with start(VIEW) as page:
         page.text("base_change")
         page.figure("divisors")
         page.check("base_change")
-
         page.heading("h_regimes")
         page.text("regimes")
         page.controls("beta_fast", "beta_slow")
@@ -54,15 +53,23 @@ with start(VIEW) as page:
             page.figure("seen")
             page.checks("rerope_angles", "rerope_passes")
 
-        page.heading("h_models")
-        page.text("models")
-        page.figure("models")
+        page.heading("h_layers")  # the model picked above, layer by layer
+        page.figure("layers")
+        page.text("layers")
+        page.figure("layer_wavelengths")
         page.text("preset_values", **page.ask(preset_words, page.lang))
+
+    page.heading("h_models")  # every preset at once: reads no widget
+    page.text("models")
+    page.figure("models")
 
     @page.section("h_paste")
     def paste() -> None:
         page.text("paste")
         page.paste_box("config", height=260)
+        page.figure("pasted_layers")
+        page.figure("pasted_wavelengths")
+        page.controls("pasted_layer")
         page.figure("pasted")
         page.text("takeaway")
 

@@ -29,6 +29,9 @@ from .paths import ROOT
 from .state import Param
 
 PRESET_DIR = ROOT / "assets" / "presets"
+#: Where a value comes from when the checkpoint's config.json leaves it unset: the pinned transformers release's
+#: config class, whose defaults the checkpoint is loaded with (the preset's note says so).
+TRANSFORMERS_DEFAULTS = "https://github.com/huggingface/transformers/blob/v5.23.0/src/transformers/models/"
 #: Reading order of the presets (the page's model picker).
 PRESET_IDS = (
     "llama2_7b",
@@ -39,6 +42,14 @@ PRESET_IDS = (
     "deepseek_v3",
     "phi3_mini_128k",
     "gpt_neox_20b",
+    "llama4_scout",
+    "gemma3_27b",
+    "gemma4_26b",
+    "qwen3_8b",
+    "qwen3_vl_8b",
+    "gpt_oss_120b",
+    "mistral_small_3_1",
+    "smollm3_3b",
 )
 #: The config fields that decide RoPE (what a pasted config is reduced to in a share link).
 ROPE_FIELDS = (
@@ -58,6 +69,23 @@ ROPE_FIELDS = (
     "rotary_dim",
     "rope_scaling",
     "rope_parameters",
+    # a model read layer by layer (posenc_core.model_layers): layer count, kinds, windows, NoPE layers, temperatures
+    "num_hidden_layers",
+    "n_layer",
+    "num_layers",
+    "layer_types",
+    "sliding_window",
+    "use_sliding_window",
+    "sliding_window_pattern",
+    "rope_local_base_freq",
+    "attention_chunk_size",
+    "no_rope_layers",
+    "no_rope_layer_interval",
+    "attn_temperature_tuning",
+    "floor_scale",
+    "attn_scale",
+    "global_head_dim",
+    "text_config",  # a vision-language model's decoder: kept, reduced to these same fields
 )
 
 
@@ -92,8 +120,11 @@ def parse_preset(data: object) -> Preset:
     for name, entry in fields.items():
         if not isinstance(entry, Mapping) or set(entry) != {"value", "source"} or not isinstance(entry["source"], str):
             raise PosEncError(f"preset {data['id']!r}: {name!r} must be {{'value': …, 'source': 'https://…'}}")
-        if not entry["source"].startswith("https://"):
-            raise PosEncError(f"preset {data['id']!r}: the source of {name!r} must be a https:// address")
+        if not entry["source"].startswith(("https://huggingface.co/", TRANSFORMERS_DEFAULTS)):
+            raise PosEncError(
+                f"preset {data['id']!r}: the source of {name!r} must be the checkpoint on huggingface.co or "
+                f"transformers' config defaults ({TRANSFORMERS_DEFAULTS}…)"
+            )
         values[name], sources[name] = entry["value"], entry["source"]
     missing = data.get("missing", [])
     if not isinstance(missing, list) or not all(isinstance(m, str) for m in missing):
@@ -120,8 +151,11 @@ def training_length(config: Mapping[str, Any]) -> int | None:
 
 
 def rope_fields(config: Mapping[str, Any]) -> dict[str, Any]:
-    r"""Only the fields that decide RoPE (:data:`ROPE_FIELDS`), in that order."""
-    return {key: config[key] for key in ROPE_FIELDS if key in config}
+    r"""Only the fields that decide RoPE (:data:`ROPE_FIELDS`), in that order; a ``text_config`` reduced likewise."""
+    kept = {key: config[key] for key in ROPE_FIELDS if key in config}
+    if isinstance(kept.get("text_config"), Mapping):
+        kept["text_config"] = rope_fields(kept["text_config"])
+    return kept
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,11 @@ frame re-clamps such values on every run, after the widget they follow.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Widget = Literal["slider", "select_slider", "segmented", "radio", "toggle", "multiselect"]
+Widget = Literal["slider", "select_slider", "segmented", "radio", "toggle", "multiselect", "selectbox"]
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,29 @@ class ChoiceParam(Param):
 
     def encode(self, value: Any) -> str:
         return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class FollowingChoiceParam(Param):
+    r"""One of the options that the other widgets' current values allow, ``options_of(state)`` (a model's kinds of
+    layer follow the model chosen): a value still among them is kept, one no longer among them moves to the first.
+
+    The options are words of the data (a config's own names, shown as they are), not of the page. With no options at
+    all (a config that does not parse) the value is kept until there are some again.
+    """
+
+    options_of: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda state: ()
+    #: The parameters ``options_of`` reads (the frame records that the widget reads them).
+    follows: tuple[str, ...] = ()
+
+    widget: Widget = "selectbox"
+
+    def _parse(self, text: str) -> str:
+        return text.strip()
+
+    def clamp(self, value: Any, state: Mapping[str, Any]) -> Any:
+        options = self.options_of(state)
+        return value if not options or value in options else options[0]
 
 
 @dataclass(frozen=True)

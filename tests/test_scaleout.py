@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 
@@ -153,3 +154,30 @@ def test_serve_command_on_a_port_already_taken_says_so_and_leaves_nothing_runnin
     assert proc.returncode == 1 and "Traceback" not in err
     assert f"cannot listen on 127.0.0.1:{taken}: Address already in use" in err
     assert after == before  # the process the command had started is gone with it
+
+
+def _get(url: str) -> tuple[int, str]:
+    r"""Status and body of a GET, whatever the status."""
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode("utf-8", "replace")
+
+
+def test_a_link_too_long_for_the_server_gets_a_page_saying_so_in_both_languages() -> None:
+    from posenc_ui.i18n import t
+    from posenc_ui.serve import LINK_KB
+
+    with deployment(1, warm=False) as dep:
+        page = f"{dep.url}/{catalog.BY_ID['extension'].url_path}?config="
+        status, body = _get(page + "x" * (LINK_KB * 1024 + 6 * 1024))  # past nginx's limit, under Streamlit's own
+        assert status == 414
+        for lang in ("zh", "en"):
+            assert t("serve.link_too_long_title", lang) in body
+            assert t("serve.link_too_long", lang, limit=LINK_KB) in body
+        assert "Invalid HTTP request" not in body
+        status, body = _get(page + "x" * ((LINK_KB - 8) * 1024))  # a long link inside the limit reaches the app
+        assert status == 200 and t("serve.link_too_long_title", "en") not in body
+        status, _ = _get(page + "x" * (200 * 1024))  # far past it: the same page, not a dropped connection
+        assert status == 414

@@ -28,11 +28,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import PosEncError, as_float, as_int
+from ..errors import PosEncError, as_choice, as_float, as_int
 from .config_text import MAX_CONFIG_CHARS, MAX_CONFIG_DEPTH, json_kind, parse_config_text
 from .families import family_convention
 from .formulas import implied_factor
-from .registry import ROPE_REGISTRY, RopeFrequencies, rope_frequencies
+from .registry import ROPE_REGISTRY, ROPE_TYPES, RopeFrequencies, rope_frequencies
 
 __all__ = [
     "MAX_CONFIG_CHARS",
@@ -122,6 +122,8 @@ def layer_rope(config: Mapping[str, object], *, layer_type: str | None = None, i
     if max_pos is not None:
         max_pos = as_int("max_position_embeddings", max_pos, lo=1, hi=2**40)
     rope_type = scaling.get("rope_type", scaling.get("type"))
+    if rope_type is not None and not isinstance(rope_type, str):  # before any `in`: an array there is ambiguous
+        as_choice("rope_scaling['rope_type']", rope_type, ROPE_TYPES)
     if rope_type in SCALED_TYPES and config.get("original_max_position_embeddings") is not None:
         scaling["original_max_position_embeddings"] = config["original_max_position_embeddings"]
     if temperature and rope_type in SCALED_TYPES:

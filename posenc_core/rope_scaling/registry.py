@@ -230,8 +230,9 @@ class RopeType:
     ``in_lab`` puts it among the lab's zero-shot extensions. ``full_head``: ``compute`` receives the whole head size and
     reads ``partial_rotary_factor`` from ``params`` itself (proportional RoPE keeps exponents over the full head);
     ``axes``: how many position axes turn with the same ``inv_freq`` (2 for axial RoPE: row and column), so that
-    ``2 · axes · len(inv_freq)`` dimensions rotate. Like transformers' ``ROPE_INIT_FUNCTIONS``, with the rest of what a
-    rope_type implies beside it.
+    ``2 · axes · len(inv_freq)`` dimensions rotate. ``extends``: it stretches a trained RoPE past its training length
+    (page 7 offers it as a method); proportional and axial RoPE choose which pairs or axes turn instead. Like
+    transformers' ``ROPE_INIT_FUNCTIONS``, with the rest of what a rope_type implies beside it.
     """
 
     name: str
@@ -243,6 +244,7 @@ class RopeType:
     in_lab: bool = False
     full_head: bool = False
     axes: int = 1
+    extends: bool = True
 
     def scaling(self, *, factor: float, original_max_position_embeddings: int, **extra: object) -> dict[str, object]:
         r"""The ``rope_scaling`` dict that applies this type at ``factor`` s to a model trained on
@@ -293,8 +295,10 @@ ROPE_REGISTRY: Mapping[str, RopeType] = MappingProxyType(
                 reads_original=True,
                 formula=False,
             ),
-            RopeType("proportional", frozenset({"factor"}), _proportional, formula=False, full_head=True),
-            RopeType("axial", frozenset(), _axial, formula=False, axes=2),
+            RopeType(
+                "proportional", frozenset({"factor"}), _proportional, formula=False, full_head=True, extends=False
+            ),
+            RopeType("axial", frozenset(), _axial, formula=False, axes=2, extends=False),
         )
     }
 )

@@ -338,9 +338,12 @@ def angle_rings(
     )
 
 
-def model_wavelengths(curves: Mapping[str, np.ndarray], lengths: Mapping[str, int], *, lang: str) -> go.Figure:
+def model_wavelengths(
+    curves: Mapping[str, np.ndarray], lengths: Mapping[str, int], *, left_out: Sequence[str] = (), lang: str
+) -> go.Figure:
     r"""Published frequencies of several models on one chart: :math:`\lambda_i` (log) against 2i/d, a marker at the
-    first pair whose wavelength exceeds the model's training length."""
+    first pair whose wavelength exceeds the model's training length; ``left_out`` names models not drawn (the title
+    says so). Past the palette's seven colours, lines are dashed, then dotted."""
     traces = []
     for n, (name, wavelength) in enumerate(curves.items()):
         x = 2.0 * np.arange(wavelength.shape[0]) / (2 * wavelength.shape[0])
@@ -353,7 +356,7 @@ def model_wavelengths(curves: Mapping[str, np.ndarray], lengths: Mapping[str, in
                 "mode": "lines",
                 "name": name,
                 "legendgroup": name,
-                "line": {"color": colour, "width": 2},
+                "line": {"color": colour, "width": 2, "dash": ("solid", "dash", "dot")[n // len(PALETTE) % 3]},
                 "hovertemplate": f"{name}<br>2i/d = %{{x:.2f}}<br>λ = %{{y:,.4g}}<extra></extra>",
             }
         )
@@ -375,7 +378,8 @@ def model_wavelengths(curves: Mapping[str, np.ndarray], lengths: Mapping[str, in
             )
     return figure(
         traces,
-        title=t("extension.fig_models", lang),
+        title=t("extension.fig_models", lang)
+        + (t("extension.fig_models_left_out", lang, models=", ".join(left_out)) if left_out else ""),
         x=t("extension.axis_pair_fraction", lang),
         y=t("extension.axis_wavelength", lang),
         yaxis={"type": "log", "exponentformat": "power"},

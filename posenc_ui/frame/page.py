@@ -16,7 +16,7 @@ from .. import catalog
 from ..catalog import PageEntry
 from ..figures.built import resized
 from ..i18n import t
-from ..state import ChoiceParam, Param, encode_all
+from ..state import ChoiceParam, FollowingChoiceParam, Param, encode_all
 from ..turns import TURNS
 from ..views.base import Check, View
 from .chart import plotly_chart
@@ -150,15 +150,17 @@ class Page:
         self._placed[param.name] = self._section
         if getattr(param, "hi_from", None) is not None:
             self._reads([param.hi_from])
+        self._reads(list(getattr(param, "follows", ())))
         clamped = param.clamp(current[param.name], current)  # a bound may follow a widget drawn above
         label = self.t(f"{self.view.page_id}.{param.name}")
         if clamped != current[param.name]:
             self.set(param.name, clamped)
             old, new = param.encode(current[param.name]), param.encode(clamped)
             st.caption(self.t("frame.widget_clamped", label=label, old=old, new=new))
-        elif getattr(param, "hi_from", None) is not None:
-            # Streamlit treats a slider whose range changed as a new widget and resets it to its minimum; the value
-            # set again through the Session State API before the widget is drawn is kept (docs/streamlit.md).
+        elif getattr(param, "hi_from", None) is not None or isinstance(param, FollowingChoiceParam):
+            # Streamlit treats a slider whose range changed (a select box whose options changed) as a new widget and
+            # resets it to its first value; the value set again through the Session State API before the widget is
+            # drawn is kept (docs/streamlit.md).
             self.set(param.name, clamped)
         fmt = option_label(param, self.view.page_id, self.lang) if isinstance(param, ChoiceParam) else str
         self._shows(param.name, draw_widget(param, label, key, current, fmt))

@@ -16,6 +16,10 @@ from ..i18n import has, t
 from ..views.base import PageRefusal
 from .widgets import code_span
 
+#: Fields whose value names a kind of thing the reader's language has a word for (``<prefix>.<value>``): the JSON
+#: type a pasted text turned out to be ("list" reads "an array […]" / "一个数组 […]"), not text the reader typed.
+WORDED_FIELDS = {"kind": "json_kind"}
+
 
 def _shown(value: object) -> str:
     r"""A field as the sentence shows it: numbers as numbers (thousands separated), everything else as inline code."""
@@ -33,4 +37,12 @@ def refusal_text(err: PosEncError, lang: str) -> str:
     key = f"error.{err.code}"
     if err.code == "invalid" or not has(key, lang):
         return t("error.invalid", lang, message=code_span(str(err), limit=400))
-    return t(key, lang, **{name: _shown(value) for name, value in err.fields.items()})
+    return t(key, lang, **{name: _field(name, value, lang) for name, value in err.fields.items()})
+
+
+def _field(name: str, value: object, lang: str) -> str:
+    r"""A field in the sentence: a word of ``lang`` where :data:`WORDED_FIELDS` has one for it, else :func:`_shown`."""
+    prefix = WORDED_FIELDS.get(name)
+    if prefix is not None and has(f"{prefix}.{value}", lang):
+        return t(f"{prefix}.{value}", lang)
+    return _shown(value)

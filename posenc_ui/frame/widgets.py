@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from ..i18n import t
-from ..state import BoolParam, ChoiceParam, IntListParam, IntParam, Param, Problem
+from ..state import BoolParam, ChoiceParam, FollowingChoiceParam, IntListParam, IntParam, Param, Problem
 from ..views.base import View
 
 MEMORY = "_posenc_memory"  # {page_id: {name: encoded value}}: survives page switches
@@ -65,9 +65,13 @@ def draw_widget(param: Param, label: str, key: str, current: Mapping[str, Any], 
     if isinstance(param, IntListParam):
         options = range(param.lo, param.upper(current) + 1)
         return st.multiselect(label, options, key=key, max_selections=param.max_items)
+    if isinstance(param, FollowingChoiceParam):
+        return st.selectbox(label, param.options_of(current), key=key)
     if isinstance(param, ChoiceParam):
         if param.widget == "select_slider":
             return st.select_slider(label, options=param.options, format_func=fmt, key=key)
+        if param.widget == "selectbox":  # many options: one line on a phone
+            return st.selectbox(label, param.options, format_func=fmt, key=key)
         if param.widget == "radio":  # long labels: a radio wraps on a phone, a segmented control does not
             return st.radio(label, param.options, format_func=fmt, key=key, horizontal=True)
         return st.segmented_control(label, param.options, format_func=fmt, key=key, required=True)

@@ -17,6 +17,7 @@ and ``tests/test_scaleout.py``, so what is measured and tested is what a class g
 
 from __future__ import annotations
 
+import html
 import os
 import shutil
 import socket
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ..i18n import LANGS, t
 from ..paths import ROOT
 
 TEMPLATE = Path(__file__).with_name("nginx.conf.template")
@@ -134,11 +136,53 @@ def find_nginx(path: str | None = None) -> str | None:
     return None
 
 
+#: The longest request line (the link) nginx reads, in kB: under the 64 KiB Streamlit's server (tornado) reads for the
+#: request line and every header together, with room for a browser's headers and cookies.
+LINK_KB = 60
+#: The page nginx answers a longer link with (a file of the run folder, written by :func:`write_pages`).
+LINK_PAGE = "posenc-link-too-long.html"
+
+
 def nginx_conf(run: Path, listen: str, ports: list[int]) -> str:
-    r"""The nginx configuration: :data:`TEMPLATE` with its temp folder, listening address and backends filled in."""
+    r"""The nginx configuration: :data:`TEMPLATE` with its temp folder, listening address, backends and link limit
+    filled in."""
     servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=10s;" for p in ports)
     conf = TEMPLATE.read_text(encoding="utf-8")
-    return conf.replace("{{RUN}}", str(run)).replace("{{LISTEN}}", listen).replace("{{SERVERS}}", servers)
+    filled = {"{{RUN}}": str(run), "{{LISTEN}}": listen, "{{SERVERS}}": servers, "{{LINK_KB}}": str(LINK_KB)}
+    for placeholder, value in filled.items():
+        conf = conf.replace(placeholder, value)
+    return conf
+
+
+def link_too_long_page() -> str:
+    r"""The HTML nginx answers a link longer than :data:`LINK_KB` kB with: what happened, in every language."""
+    parts = []
+    for lang in LANGS:
+        title = html.escape(t("serve.link_too_long_title", lang))
+        body = html.escape(t("serve.link_too_long", lang, limit=LINK_KB))
+        home = html.escape(t("serve.link_too_long_home", lang))
+        parts.append(f'<section lang="{lang}"><h1>{title}</h1><p>{body}</p><p><a href="/">{home}</a></p></section>')
+    return (
+        '<!doctype html><html><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(t('serve.link_too_long_title', 'en'))}</title>"
+        "<style>body{font-family:sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;line-height:1.5}"
+        "section+section{border-top:1px solid;margin-top:1.5rem}</style></head><body>"
+        + "".join(parts)
+        + "</body></html>\n"
+    )
+
+
+def write_pages(run: Path) -> None:
+    r"""The pages nginx serves by itself (:data:`LINK_PAGE`) into ``run``/pages, readable by nginx's workers (which
+    run as another user when nginx is started as root: the run folder is opened for them to pass through, not to
+    list)."""
+    pages = run / "pages"
+    pages.mkdir(exist_ok=True)
+    (pages / LINK_PAGE).write_text(link_too_long_page(), encoding="utf-8")
+    pages.chmod(0o755)
+    (pages / LINK_PAGE).chmod(0o644)
+    run.chmod(0o711)
 
 
 @dataclass
@@ -178,6 +222,7 @@ def deployment(
             backends.append(start_backend(backend_port, warm=warm))
         listen = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
         (run / "nginx.conf").write_text(nginx_conf(run, listen, ports), encoding="utf-8")
+        write_pages(run)
         log = tempfile.TemporaryFile()
         proxy = subprocess.Popen([executable, "-p", str(run), "-c", str(run / "nginx.conf"), "-g", "daemon off;"],
                                  stdout=subprocess.DEVNULL, stderr=log)  # fmt: skip

@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 
 from posenc_core import (
     ROPE_REGISTRY,
+    PosEncError,
     angle_coverage,
     dynamic_ntk_alpha,
     implied_base,
@@ -50,27 +51,29 @@ from ..presets import (
     without_scaling,
 )
 from ..state import ChoiceParam, IntParam
+from . import extension_layers as layers
 from . import extension_reasons as reasons
+from . import extension_temperature as temperature
 from .base import Check, Explain, PageEntry, PageRefusal, Values, View, reads, uses
+from .extension_layers import model_config
 from .extension_models import models_figure, pasted_figure
 
 #: The model's own scaling, then every rope_type of the core's registry but plain RoPE.
-METHODS = ("model", *(name for name in ROPE_REGISTRY if name != "default"))
-#: The s axis of the temperature chart: 1 … 128 on a log scale.
-TEMPERATURE_FACTORS = np.geomspace(1.0, 128.0, 160)
+METHODS = ("model", *(name for name, entry in ROPE_REGISTRY.items() if entry.extends and name != "default"))
 #: The turns axis of the paper's ramp: from well below α = 1 to well above β = 32.
 PAPER_TURNS = np.geomspace(0.05, 1000.0, 240)
 #: The example in the paste box: Llama 3.1 8B's RoPE fields, exactly as its preset holds them.
 EXAMPLE_CONFIG = json.dumps(load_presets()["llama3_1_8b"].config(), indent=2)
 
 PARAMS = (
-    ChoiceParam("model", "llama2_7b", options=PRESET_IDS, widget="radio"),
+    ChoiceParam("model", "llama2_7b", options=PRESET_IDS, widget="selectbox"),  # 16 presets: a radio filled a phone
     ChoiceParam("method", "yarn", options=METHODS, widget="radio"),
     IntParam("factor", 8, lo=2, hi=64),
     IntParam("stretch", 8, lo=1, hi=64),
     IntParam("beta_fast", 32, lo=8, hi=128),
     IntParam("beta_slow", 1, lo=1, hi=4),
     ConfigTextParam("config", EXAMPLE_CONFIG),
+    *layers.PARAMS,  # after "model" and "config": the kinds of layer they offer follow them
     *reasons.PARAMS,
 )
 
@@ -95,10 +98,11 @@ class Extension(NamedTuple):
         return implied_base(self.before)
 
 
-def _method_config(model: str, method: str, factor: int, beta_fast: int, beta_slow: int) -> dict:
-    r"""The preset's config with its scaling replaced by ``method`` at factor s (or kept, for "model")."""
+def _method_config(model: str, layer: str, method: str, factor: int, beta_fast: int, beta_slow: int) -> dict:
+    r"""The preset's config (its layers of kind ``layer``) with its scaling replaced by ``method`` at factor s (or
+    kept, for "model")."""
     preset = load_presets()[model]
-    config = preset.config()
+    config = model_config(model, layer)
     if method == "model":
         if preset.missing:
             raise PageRefusal("extension.missing_fields", model=preset.name, fields=", ".join(preset.missing))
@@ -117,18 +121,20 @@ def _method_config(model: str, method: str, factor: int, beta_fast: int, beta_sl
 
 
 @memo
-def _extension(model: str, method: str, factor: int, stretch: int, beta_fast: int, beta_slow: int) -> Extension:
-    config = load_presets()[model].config()
+def _extension(
+    model: str, layer: str, method: str, factor: int, stretch: int, beta_fast: int, beta_slow: int
+) -> Extension:
+    config = model_config(model, layer)
     length = training_length(config)
     before = rope_frequencies_from_config(without_scaling(config)).inv_freq
-    scaled = _method_config(model, method, factor, beta_fast, beta_slow)
+    scaled = _method_config(model, layer, method, factor, beta_fast, beta_slow)
     after = rope_frequencies_from_config(scaled, seq_len=stretch * length)
     rope_type, s = scaling_of(scaled)
     return Extension(before, after.inv_freq, after.attention_factor, length, stretch * length, s, rope_type)
 
 
 def _of(v: Values) -> Extension:
-    return _extension(v["model"], v["method"], v["factor"], v["stretch"], v["beta_fast"], v["beta_slow"])
+    return _extension(v["model"], v["layer"], v["method"], v["factor"], v["stretch"], v["beta_fast"], v["beta_slow"])
 
 
 def _name(v: Values) -> str:
@@ -138,7 +144,7 @@ def _name(v: Values) -> str:
 # --- the master chart and the readouts beside it -------------------------------------------------------------------
 
 
-@uses("model", "method", "factor", "stretch", "beta_fast", "beta_slow")
+@uses("model", "layer", "method", "factor", "stretch", "beta_fast", "beta_slow")
 def wavelengths_figure(v: Values, lang: str) -> go.Figure:
     ext = _of(v)
     method = t(f"extension.method.{v['method']}", lang)
@@ -156,11 +162,29 @@ def wavelengths_figure(v: Values, lang: str) -> go.Figure:
     )
 
 
-@reads("model", "factor", "stretch")
+READOUT_FIELDS = (
+    "base",
+    "dim",
+    "exponent",
+    "factor",
+    "ntk_base",
+    "seq_len",
+    "length",
+    "alpha",
+    "dynamic_base",
+    "yarn_scale",
+    "yarn_base",
+)
+
+
+@reads("model", "layer", "factor", "stretch")
 def readouts(v: Values) -> dict[str, str]:
     r"""The numbers printed beside the sliders: NTK-aware base at s, dynamic NTK's α and base at ℓ = T in transformers'
     arithmetic, and the YaRN paper's §3.3 dynamic scale ℓ/L with its base, which differ from them."""
-    config = load_presets()[v["model"]].config()
+    try:
+        config = model_config(v["model"], v["layer"])
+    except PosEncError:  # the chart above says why in the reader's words; the sentence shows no number
+        return dict.fromkeys(READOUT_FIELDS, "—")
     plain = rope_frequencies_from_config(without_scaling(config)).inv_freq
     base, dim, length = implied_base(plain), 2 * plain.shape[0], training_length(config)
     alpha = dynamic_ntk_alpha(v["factor"], v["stretch"] * length, length)
@@ -183,7 +207,7 @@ def readouts(v: Values) -> dict[str, str]:
 # --- regimes and the ramp ----------------------------------------------------------------------------------------
 
 
-@uses("model", "method", "factor", "stretch", "beta_fast", "beta_slow")
+@uses("model", "layer", "method", "factor", "stretch", "beta_fast", "beta_slow")
 def regimes_figure(v: Values, lang: str) -> go.Figure:
     ext = _of(v)
     regime = pair_regimes(ext.before, ext.after, factor=max(ext.factor, 1.0))
@@ -202,8 +226,8 @@ def regimes_figure(v: Values, lang: str) -> go.Figure:
 
 
 @memo
-def _ramp(model: str, beta_fast: int, beta_slow: int):
-    config = load_presets()[model].config()
+def _ramp(model: str, layer: str, beta_fast: int, beta_slow: int):
+    config = model_config(model, layer)
     plain = rope_frequencies_from_config(without_scaling(config)).inv_freq
     length = training_length(config)
     split = yarn_regimes(
@@ -216,37 +240,17 @@ def _ramp(model: str, beta_fast: int, beta_slow: int):
     return split, rotations_in_context(plain, length)
 
 
-@uses("model", "beta_fast", "beta_slow")
+@uses("model", "layer", "beta_fast", "beta_slow")
 def ramp_figure(v: Values, lang: str) -> go.Figure:
-    split, turns = _ramp(v["model"], v["beta_fast"], v["beta_slow"])
+    split, turns = _ramp(v["model"], v["layer"], v["beta_fast"], v["beta_slow"])
     paper = yarn_ramp_by_turns(PAPER_TURNS, beta_fast=v["beta_fast"], beta_slow=v["beta_slow"])
     return figs.ramp_two_ways(split.ramp, turns, PAPER_TURNS, paper, low=split.low, high=split.high, lang=lang)
-
-
-# --- temperature --------------------------------------------------------------------------------------------------
-
-
-@memo
-def _temperature(length: int):
-    deepseek = load_presets()["deepseek_v3"].config()["rope_scaling"]
-    return temperature_curves(
-        TEMPERATURE_FACTORS,
-        original_max_position_embeddings=length,
-        mscale=deepseek["mscale"],
-        mscale_all_dim=deepseek["mscale_all_dim"],
-    )
-
-
-@uses("model", "factor")
-def temperature_figure(v: Values, lang: str) -> go.Figure:
-    curves = _temperature(training_length(load_presets()[v["model"]].config()))
-    return figs.temperature(TEMPERATURE_FACTORS, curves._asdict(), current=v["factor"], lang=lang)
 
 
 # --- angles never seen in training ------------------------------------------------------------------------------
 
 
-@uses("model", "method", "factor", "stretch", "beta_fast", "beta_slow")
+@uses("model", "layer", "method", "factor", "stretch", "beta_fast", "beta_slow")
 def ood_figure(v: Values, lang: str) -> go.Figure:
     ext = _of(v)
     seen = angle_coverage(ext.before, ext.length)
@@ -266,10 +270,10 @@ def ood_figure(v: Values, lang: str) -> go.Figure:
 # --- checks -------------------------------------------------------------------------------------------------------
 
 
-@uses("model", "factor")
+@uses("model", "layer", "factor")
 def check_ntk(v: Values) -> Check:
     r"""The base implied by the core's NTK-aware frequencies equals :math:`b\,s^{d/(d-2)}`."""
-    config = load_presets()[v["model"]].config()
+    config = model_config(v["model"], v["layer"])
     plain = without_scaling(config)
     base = implied_base(rope_frequencies_from_config(plain).inv_freq)
     ntk = rope_frequencies_from_config(plain | {"rope_scaling": {"rope_type": "ntk", "factor": float(v["factor"])}})
@@ -282,10 +286,10 @@ def check_ntk(v: Values) -> Check:
     )
 
 
-@uses("model", "factor", "stretch")
+@uses("model", "layer", "factor", "stretch")
 def check_dynamic(v: Values) -> Check:
     r"""Dynamic NTK at ℓ = T: the core's base equals :math:`b\,\alpha^{d/(d-2)}`, α = s·ℓ/L − (s − 1)."""
-    ext = _extension(v["model"], "dynamic", v["factor"], v["stretch"], 32, 1)
+    ext = _extension(v["model"], v["layer"], "dynamic", v["factor"], v["stretch"], 32, 1)
     alpha = dynamic_ntk_alpha(v["factor"], ext.target, ext.length)
     expected = ntk_base(ext.base, alpha, ext.dim)
     return Check(
@@ -296,12 +300,12 @@ def check_dynamic(v: Values) -> Check:
     )
 
 
-@uses("model", "factor", "beta_fast", "beta_slow")
+@uses("model", "layer", "factor", "beta_fast", "beta_slow")
 def check_regimes(v: Values) -> Check:
     r"""Classifying the core's YaRN frequencies pair by pair gives exactly ``yarn_regimes``' three bands."""
-    ext = _extension(v["model"], "yarn", v["factor"], 1, v["beta_fast"], v["beta_slow"])
+    ext = _extension(v["model"], v["layer"], "yarn", v["factor"], 1, v["beta_fast"], v["beta_slow"])
     generic = pair_regimes(ext.before, ext.after, factor=v["factor"])
-    split, _ = _ramp(v["model"], v["beta_fast"], v["beta_slow"])
+    split, _ = _ramp(v["model"], v["layer"], v["beta_fast"], v["beta_slow"])
     counts = regime_counts(split.regime)
     return Check(
         "extension.check_regimes",
@@ -310,43 +314,10 @@ def check_regimes(v: Values) -> Check:
     )
 
 
-@uses("model", "factor")
-def check_temperature(v: Values) -> Check:
-    r"""The plotted curves at s equal the attention factors of the core's own YaRN and LongRoPE code paths."""
-    length = training_length(load_presets()[v["model"]].config())
-    s = float(v["factor"])
-    curves = temperature_curves(np.array([s]), original_max_position_embeddings=length)
-    ones = [1.0] * 32
-    yarn = rope_frequencies(
-        64, rope_scaling={"rope_type": "yarn", "factor": s, "original_max_position_embeddings": length}
-    )
-    longrope = rope_frequencies(
-        64,
-        rope_scaling={
-            "rope_type": "longrope",
-            "factor": s,
-            "short_factor": ones,
-            "long_factor": ones,
-            "original_max_position_embeddings": length,
-        },
-    )
-    residual = max(abs(curves.yarn[0] - yarn.attention_factor), abs(curves.longrope[0] - longrope.attention_factor))
-    return Check(
-        "extension.check_temperature",
-        residual,
-        tolerance=1e-12,
-        fmt={
-            "factor": v["factor"],
-            "yarn": f"{yarn.attention_factor:.4f}",
-            "longrope": f"{longrope.attention_factor:.4f}",
-        },
-    )
-
-
-@uses("model", "stretch")
+@uses("model", "layer", "stretch")
 def check_interpolation(v: Values) -> Check:
     r"""PI with s = T/L puts every pair's arc at T exactly on its training arc: no unseen angle."""
-    ext = _extension(v["model"], "linear", v["stretch"], v["stretch"], 32, 1)  # s = T/L
+    ext = _extension(v["model"], v["layer"], "linear", v["stretch"], v["stretch"], 32, 1)  # s = T/L
     residual = float(np.max(unseen_angles(ext.before, ext.length, ext.after, ext.target)))
     return Check("extension.check_interpolation", residual, tolerance=1e-9, fmt={"stretch": v["stretch"]})
 
@@ -358,26 +329,31 @@ VIEW = View(
         "wavelengths": wavelengths_figure,
         "regimes": regimes_figure,
         "ramp": ramp_figure,
-        "temperature": temperature_figure,
+        **temperature.FIGURES,
         "ood": ood_figure,
         "models": models_figure,
         "pasted": pasted_figure,
+        **layers.FIGURES,
         **reasons.FIGURES,
     },
     sweeps={
         "wavelengths": "factor",
         "regimes": "factor",
         "ramp": "beta_fast",
-        "temperature": "factor",
+        **temperature.SWEEPS,
         "ood": "factor",
         **reasons.SWEEPS,
     },
-    static={"models": "reads no parameter", "pasted": "its one input is a pasted config, not a slider"},
+    static={
+        "models": "reads no parameter",
+        "pasted": "its one input is a pasted config, not a slider",
+        **layers.STATIC,
+    },
     checks={
         "ntk": check_ntk,
         "dynamic": check_dynamic,
         "regimes": check_regimes,
-        "temperature": check_temperature,
+        **temperature.CHECKS,
         "interpolation": check_interpolation,
         **reasons.CHECKS,
     },

@@ -12,43 +12,62 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 
-from posenc_core import PosEncError, implied_base, parse_config_text, rope_frequencies_from_config, rope_wavelengths
+from posenc_core import (
+    PosEncError,
+    implied_base,
+    model_layers,
+    parse_config_text,
+    rope_frequencies_from_config,
+    rope_wavelengths,
+)
 
 from ..figures import extension as figs
 from ..i18n import t
 from ..memo import memo
-from ..presets import load_presets, scaling_of, training_length, without_scaling
+from ..presets import TRANSFORMERS_DEFAULTS, load_presets, scaling_of, training_length, without_scaling
 from .base import Values, reads, uses
+from .extension_layers import chosen_kind, layer_config, pasted_layers
+
+#: The kind of layer the models chart draws of a model that has several: its global (full-attention) layers.
+GLOBAL = "full_attention"
 
 # --- real models, and a pasted config.json ------------------------------------------------------------------------
 
 
 @memo
-def _published() -> tuple[dict[str, np.ndarray], dict[str, int]]:
-    curves, lengths = {}, {}
+def _published() -> tuple[dict[str, np.ndarray], dict[str, int], tuple[str, ...]]:
+    curves, lengths, left_out = {}, {}, []
     for preset in load_presets().values():
         if preset.missing:
-            continue  # not drawn without the fields that decide its frequencies
+            continue  # not drawn without the fields that decide its frequencies (the text says which)
         config = preset.config()
-        freqs = rope_frequencies_from_config(config, seq_len=config.get("max_position_embeddings"))
-        curves[preset.name], lengths[preset.name] = rope_wavelengths(freqs.inv_freq), training_length(config)
-    return curves, lengths
+        try:
+            layers = model_layers(config, seq_len=config.get("max_position_embeddings"))
+            name = chosen_kind(layers, GLOBAL, lesson=False)  # several kinds of layer: the global ones
+        except PosEncError:
+            left_out.append(preset.name)  # a config the core refuses: named in the title, never dropped silently
+            continue
+        inv_freq = next(layer for layer in layers if layer.rotates and layer.layer_type == name).frequencies.inv_freq
+        turning = inv_freq[inv_freq > 0]  # proportional RoPE's pairs that never turn have no wavelength
+        curves[preset.name], lengths[preset.name] = rope_wavelengths(turning), training_length(config)
+    return curves, lengths, tuple(left_out)
 
 
 @uses()
 def models_figure(v: Values, lang: str) -> go.Figure:
-    curves, lengths = _published()
-    return figs.model_wavelengths(curves, lengths, lang=lang)
+    curves, lengths, left_out = _published()
+    return figs.model_wavelengths(curves, lengths, left_out=left_out, lang=lang)
 
 
 @memo
-def _pasted(text: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
-    config = parse_config_text(text)
-    length = training_length(config)
+def _pasted(text: str, layer: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
+    whole = parse_config_text(text)
+    length = training_length(whole)
     if not isinstance(length, int | float) or isinstance(length, bool):
         raise PosEncError(
             "config needs max_position_embeddings (or original_max_position_embeddings)", code="no_training_length"
         )
+    config = layer_config(whole, pasted_layers(text), layer)  # the layers of kind `layer` only
     longest = config.get("max_position_embeddings", length)
     after = rope_frequencies_from_config(config, seq_len=longest if isinstance(longest, int) else None)
     before = rope_frequencies_from_config(without_scaling(config)).inv_freq
@@ -56,12 +75,13 @@ def _pasted(text: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
     return before, after.inv_freq, after.attention_factor, int(length), rope_type, factor
 
 
-@uses("config")
+@uses("config", "pasted_layer")
 def pasted_figure(v: Values, lang: str) -> go.Figure:
-    before, after, attention_factor, length, rope_type, factor = _pasted(v["config"])
+    before, after, attention_factor, length, rope_type, factor = _pasted(v["config"], v["pasted_layer"])
     title = t(
         "extension.fig_pasted",
         lang,
+        layer=chosen_kind(pasted_layers(v["config"]), v["pasted_layer"]),
         type=rope_type,
         factor=f"{factor:g}",
         dim=2 * before.shape[0],
@@ -95,7 +115,9 @@ def preset_table(v: Values, lang: str) -> str:
     ]
     for name, value in preset.values.items():
         shown = json.dumps(value, ensure_ascii=False).replace("|", "\\|")
-        rows.append(f"| `{name}` | `{shown}` | [{t('extension.link', lang)}]({preset.sources[name]}) |")
+        source = preset.sources[name]
+        label = t("extension.link_defaults" if source.startswith(TRANSFORMERS_DEFAULTS) else "extension.link", lang)
+        rows.append(f"| `{name}` | `{shown}` | [{label}]({source}) |")
     for name in preset.missing:
         rows.append(
             f"| `{name}` | {t('extension.not_bundled', lang)} | [{t('extension.link', lang)}]({preset.source}) |"

@@ -35,6 +35,7 @@ from ..memo import memo
 from ..presets import load_presets, training_length, without_scaling
 from ..state import IntParam
 from .base import Check, Values, uses
+from .extension_layers import model_config
 
 #: Su's entropy post writes its scale as log_512 n: the toy head's training length.
 ENTROPY_LENGTH = 512
@@ -56,9 +57,10 @@ PARAMS = (IntParam("window", 512, lo=16, hi=1024, step=16),)  # ReRoPE's w, in t
 
 
 @memo
-def _divisors(model: str, factor: int, beta_fast: int, beta_slow: int) -> dict[str, np.ndarray]:
-    r"""Per pair θ/θ′ under PI, NTK-aware and YaRN at s, from the registry's frequencies for the preset."""
-    config = load_presets()[model].config()
+def _divisors(model: str, layer: str, factor: int, beta_fast: int, beta_slow: int) -> dict[str, np.ndarray]:
+    r"""Per pair θ/θ′ under PI, NTK-aware and YaRN at s, from the registry's frequencies for the preset (its layers
+    of kind ``layer``)."""
+    config = model_config(model, layer)
     length, plain = training_length(config), without_scaling(config)
     before = rope_frequencies_from_config(plain).inv_freq
     out = {}
@@ -72,18 +74,18 @@ def _divisors(model: str, factor: int, beta_fast: int, beta_slow: int) -> dict[s
     return out
 
 
-@uses("model", "factor", "beta_fast", "beta_slow")
+@uses("model", "layer", "factor", "beta_fast", "beta_slow")
 def divisors_figure(v: Values, lang: str) -> go.Figure:
-    curves = _divisors(v["model"], v["factor"], v["beta_fast"], v["beta_slow"])
+    curves = _divisors(v["model"], v["layer"], v["factor"], v["beta_fast"], v["beta_slow"])
     model = load_presets()[v["model"]].name
     title = t("extension.fig_divisors", lang, model=model, factor=v["factor"])
     return figs.divisors(curves, factor=v["factor"], title=title, lang=lang)
 
 
 @memo
-def _slowest_turns(model: str, factor: int, beta_fast: int, beta_slow: int) -> tuple[float, float, int]:
+def _slowest_turns(model: str, layer: str, factor: int, beta_fast: int, beta_slow: int) -> tuple[float, float, int]:
     r"""Turns of the slowest pair within L as trained, and within s·L under YaRN at s; and L."""
-    config = load_presets()[model].config()
+    config = model_config(model, layer)
     length, plain = training_length(config), without_scaling(config)
     scaling = ROPE_REGISTRY["yarn"].scaling(
         factor=factor, original_max_position_embeddings=length, beta_fast=beta_fast, beta_slow=beta_slow
@@ -94,18 +96,25 @@ def _slowest_turns(model: str, factor: int, beta_fast: int, beta_slow: int) -> t
     return float(trained), float(rotations_in_context(after, factor * length)[-1]), int(length)
 
 
-@uses("model", "factor", "beta_fast", "beta_slow")
+@uses("model", "layer", "factor", "beta_fast", "beta_slow")
 def check_errata_cycle(v: Values) -> Check:
-    r"""YaRN's slowest pair turns as far within s·L as it did within L (less than one turn): no full cycle."""
-    trained, stretched, length = _slowest_turns(v["model"], v["factor"], v["beta_fast"], v["beta_slow"])
+    r"""YaRN's slowest pair turns as far within s·L as it did within L (less than one turn): no full cycle.
+
+    The claim is about a pair YaRN interpolates, one under α = beta_slow turns in training. A model whose slowest pair
+    already turns more (Gemma's sliding layers: base 10⁴ over 131,072 tokens) has none: the check then measures and
+    says that instead."""
+    trained, stretched, length = _slowest_turns(v["model"], v["layer"], v["factor"], v["beta_fast"], v["beta_slow"])
     fmt = {"trained": f"{trained:.3f}", "stretched": f"{stretched:.3f}", "s": v["factor"], "length": length}
+    if trained >= v["beta_slow"]:  # no pair is interpolated: the slowest turns at least α times within L
+        fmt = {"trained": f"{trained:.3f}", "length": length, "alpha": v["beta_slow"]}
+        return Check("extension.check_errata_none", max(0.0, v["beta_slow"] - trained), tolerance=0.0, fmt=fmt)
     return Check("extension.check_errata_cycle", abs(stretched - trained), tolerance=1e-9, fmt=fmt)
 
 
-@uses("model", "factor")
+@uses("model", "layer", "factor")
 def check_base_change(v: Values) -> Check:
     r"""NTK-aware's divisors from the core's frequencies equal :math:`s^{2i/(d-2)}`: 1 for pair 0, s for the last."""
-    measured = _divisors(v["model"], v["factor"], 32, 1)["ntk"]
+    measured = _divisors(v["model"], v["layer"], v["factor"], 32, 1)["ntk"]
     closed = ntk_divisors(2 * measured.shape[0], factor=v["factor"])
     fmt = {"factor": v["factor"], "first": f"{measured[0]:.6g}", "last": f"{measured[-1]:.6g}"}
     return Check("extension.check_base_change", float(np.max(np.abs(measured / closed - 1.0))), fmt=fmt)
@@ -172,10 +181,10 @@ def rerope_figure(v: Values, lang: str) -> go.Figure:
     return figs.seen_distance(distances, curves, length=length, title=title, lang=lang)
 
 
-@uses("model", "stretch", "window")
+@uses("model", "layer", "stretch", "window")
 def check_rerope_angles(v: Values) -> Check:
     r"""ReRoPE at T reaches, per pair, only the angles :math:`r\theta_i` with r ≤ w: all inside the training arc."""
-    config = load_presets()[v["model"]].config()
+    config = model_config(v["model"], v["layer"])
     before, length = rope_frequencies_from_config(without_scaling(config)).inv_freq, training_length(config)
     target = v["stretch"] * length
     reach = min(target, v["window"] + 1)  # relative positions 0 … w: an arc like w + 1 tokens of plain RoPE

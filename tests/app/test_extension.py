@@ -101,7 +101,7 @@ def test_pasted_phi3_style_longrope_config_is_drawn(open_page) -> None:
 
 def test_preset_table_links_every_value_and_notes_the_missing_phi3_factors() -> None:
     table = preset_table(values(model="phi3_mini_128k"), "en")
-    assert table.count("https://huggingface.co/microsoft/Phi-3-mini-128k-instruct") == 6
+    assert table.count("https://huggingface.co/microsoft/Phi-3-mini-128k-instruct") == 7  # 6 values, 1 missing
     assert "not bundled" in table
 
 

@@ -145,3 +145,27 @@ def test_requests_past_the_memory_caps_are_refused_with_an_explanation(open_page
 def test_config_parser_refuses_without_recursing(text: str) -> None:
     with pytest.raises(PosEncError):
         parse_config_text(text)
+
+
+def test_a_10_mb_paste_is_refused_by_its_size_before_any_parsing(open_page, monkeypatch) -> None:
+    r"""The refusal costs the server one length check: json is never called, and the page's whole rerun stays short.
+    (In Chromium a 10 MB paste still takes seconds before the server sees it: Streamlit's own text area sends it on
+    blur; a ``max_chars`` cap would make the browser drop the paste silently instead.)"""
+    import json as json_module
+    import time
+
+    text = json.dumps({**GOOD_CONFIG, "pad": "x" * 10_000_000})
+    calls: list[int] = []
+    real_loads = json_module.loads
+    monkeypatch.setattr(json_module, "loads", lambda s, *a, **k: calls.append(len(s)) or real_loads(s, *a, **k))
+    with pytest.raises(PosEncError, match="characters"):
+        parse_config_text(text)
+    assert not [n for n in calls if n >= 10_000_000]
+    at = open_page(catalog.BY_ID["extension"].script, lang="zh")
+    start = time.perf_counter()
+    at.text_area(key="extension.config").set_value(text).run()
+    took = time.perf_counter() - start
+    assert_clean(at)
+    assert any("10,000," in e.value for e in at.error)  # the size, in the reader's language
+    assert took < 2.0, f"a 10 MB paste took {took:.2f} s to refuse"
+    assert not [n for n in calls if n >= 10_000_000]

@@ -21,6 +21,12 @@ from posenc_ui.presets import (
     without_scaling,
 )
 
+#: Where a preset value may come from: the checkpoint on the Hugging Face hub, or (said so in its note) the pinned
+#: transformers release's config defaults, which the checkpoint is loaded with where its config.json is silent.
+CHECKPOINT = "https://huggingface.co/"
+TRANSFORMERS_DEFAULTS = "https://github.com/huggingface/transformers/blob/v5.23.0/src/transformers/models/"
+assert presets.TRANSFORMERS_DEFAULTS == TRANSFORMERS_DEFAULTS  # the pinned release (requirements.txt), nothing else
+
 
 def theta(dim: int, base: float) -> np.ndarray:
     return np.array([base ** (-2.0 * i / dim) for i in range(dim // 2)])
@@ -31,7 +37,40 @@ def test_every_preset_parses_and_every_value_has_an_https_source(preset_id: str)
     preset = load_presets()[preset_id]
     assert preset.id == preset_id and preset.values
     assert set(preset.sources) == set(preset.values)
-    assert all(src.startswith("https://huggingface.co/") for src in preset.sources.values())
+    assert preset.source.startswith(CHECKPOINT) and preset.source.endswith("config.json")
+    assert all(src.startswith((CHECKPOINT, TRANSFORMERS_DEFAULTS)) for src in preset.sources.values())
+
+
+@pytest.mark.parametrize("preset_id", PRESET_IDS)
+def test_a_value_from_transformers_is_said_so_in_the_note(preset_id: str) -> None:
+    preset = load_presets()[preset_id]
+    from_defaults = [name for name, src in preset.sources.items() if src.startswith(TRANSFORMERS_DEFAULTS)]
+    if from_defaults:
+        assert "transformers" in preset.note and ("default" in preset.note or "loads" in preset.note)
+        assert all(name in preset.note for name in from_defaults)  # each such field is named
+
+
+def test_the_flagships_of_today_are_presets() -> None:
+    names = {p.name for p in load_presets().values()}
+    for family in (
+        "Llama 4 Scout",
+        "Gemma 3",
+        "Gemma 4",
+        "DeepSeek-V3",
+        "Qwen3 8B",
+        "Qwen3-VL",
+        "gpt-oss",
+        "Mistral Small 3",
+        "SmolLM3",
+    ):
+        assert any(name.startswith(family) for name in names), family
+
+
+def test_every_preset_records_its_layer_count() -> None:
+    counts = {pid: p.values["num_hidden_layers"] for pid, p in load_presets().items()}
+    assert counts["gemma3_27b"] == 62 and counts["llama4_scout"] == 48 and counts["smollm3_3b"] == 36
+    assert len(load_presets()["llama4_scout"].values["no_rope_layers"]) == 48
+    assert len(load_presets()["gpt_oss_120b"].values["layer_types"]) == 36
 
 
 @pytest.mark.parametrize(
@@ -82,6 +121,14 @@ def test_training_lengths_and_scalings() -> None:
         "deepseek_v3": 4096,
         "phi3_mini_128k": 4096,
         "gpt_neox_20b": 2048,
+        "llama4_scout": 8192,  # rope_scaling.original_max_position_embeddings
+        "gemma3_27b": 131072,  # linear scaling records no original length: max_position_embeddings
+        "gemma4_26b": 262144,
+        "qwen3_8b": 40960,
+        "qwen3_vl_8b": 262144,
+        "gpt_oss_120b": 4096,  # YaRN from 4096
+        "mistral_small_3_1": 131072,
+        "smollm3_3b": 65536,
     }
     assert scaling_of(load_presets()["deepseek_v3"].config()) == ("yarn", 40.0)
     assert scaling_of(load_presets()["llama2_7b"].config()) == ("default", 1.0)

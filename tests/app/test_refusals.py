@@ -74,3 +74,30 @@ def test_a_page_refusal_is_said_in_the_pages_own_words() -> None:
     assert has("extension.longrope_needs_factors", "zh")
     assert refusal_text(err, "zh") == t("extension.longrope_needs_factors", "zh") != str(err)
     assert isinstance(err, PosEncError) and str(err) == t("extension.longrope_needs_factors", "en")
+
+
+# A pasted text that parses but is no object: the reader is told what it is, in words of their language.
+NOT_OBJECTS = {
+    "[1, 2]": ("an array", "数组"),
+    "3": ("a number", "一个数"),
+    "2.5": ("a number", "一个数"),
+    '"rope_theta"': ("a string", "字符串"),
+    "true": ("a boolean", "布尔值"),
+}
+
+
+@pytest.mark.parametrize("text", list(NOT_OBJECTS))
+def test_a_paste_that_is_no_object_says_what_it_is_with_the_right_article(text: str) -> None:
+    with pytest.raises(PosEncError) as caught:
+        core.parse_config_text(text)
+    en, zh = NOT_OBJECTS[text]
+    assert caught.value.code == "config_not_object"
+    assert en in refusal_text(caught.value, "en") and zh in refusal_text(caught.value, "zh")
+    assert not re.search(r"\ba (int|float|list|str|bool|array)\b", refusal_text(caught.value, "en"))
+
+
+def test_pasting_null_says_it_is_null_not_too_deep() -> None:
+    with pytest.raises(PosEncError) as caught:
+        core.parse_config_text("null")
+    assert caught.value.code == "config_not_object"
+    assert "JSON null" in refusal_text(caught.value, "en")

@@ -23,24 +23,26 @@ from posenc_ui.views.extension import METHODS, _method_config
 SCALED = [name for name in pc.ROPE_REGISTRY if name != "default"]
 
 #: The rope_types of the peer, transformers 5.23.0 (``modeling_rope_utils.ROPE_INIT_FUNCTIONS`` and each model's
-#: ``"default"``), less ``"proportional"``, which the core does not take on (tests/core/test_transformers_parity.py,
-#: ``NOT_IN_CONTRACT``), plus ``"ntk"``: bloc97's NTK-aware base change (2023), which transformers has no type for
-#: (docs/references.md). Written out by hand, so that a type lost from the registry, or one added to it without its
-#: source, fails here.
-EXPECTED_TYPES = {"default", "linear", "dynamic", "yarn", "longrope", "llama3"} | {"ntk"}
+#: ``"default"``), plus ``"ntk"``: bloc97's NTK-aware base change (2023), which transformers has no type for
+#: (docs/references.md), and ``"axial"``: the 2-D RoPE that transformers' vision encoders compute in their own
+#: modeling files (tests/core/test_transformers_families.py). Written out by hand, so that a type lost from the
+#: registry, or one added to it without its source, fails here.
+EXPECTED_TYPES = {"default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional"} | {"ntk", "axial"}
+#: The context extensions page 7 offers: every type but plain RoPE and the two that choose what turns instead.
+EXTENSIONS_OFFERED = EXPECTED_TYPES - {"default", "proportional", "axial"}
 
 
 def test_rope_types_are_transformers_types_plus_ntk_in_the_registrys_order() -> None:
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
-    assert {"default", *ROPE_INIT_FUNCTIONS} - {"proportional"} | {"ntk"} == EXPECTED_TYPES  # the peer, as pinned
+    assert {"default", *ROPE_INIT_FUNCTIONS} | {"ntk", "axial"} == EXPECTED_TYPES  # the peer, as pinned
     assert set(pc.ROPE_TYPES) == EXPECTED_TYPES and pc.ROPE_TYPES[0] == "default"
     assert pc.ROPE_TYPES == tuple(pc.ROPE_REGISTRY)  # one order everywhere: the registry's
     assert all(entry.name == name for name, entry in pc.ROPE_REGISTRY.items())
 
 
 def test_the_extension_page_offers_every_scaling_and_the_models_own() -> None:
-    assert METHODS[0] == "model" and set(METHODS[1:]) == EXPECTED_TYPES - {"default"}
+    assert METHODS[0] == "model" and set(METHODS[1:]) == EXTENSIONS_OFFERED
     assert len(METHODS) == len(set(METHODS))
 
 
@@ -92,7 +94,7 @@ def _ntk_frequencies(head_dim: int, base: float, factor: float) -> np.ndarray:
 def test_every_buildable_type_is_accepted_by_the_config_reader_and_read_back(name: str) -> None:
     r"""The page's config for the type (Llama 2 7B: d = 128, base 10⁴, 4096 positions; s = 8) gives what transformers
     computes from the same config, or for NTK-aware, which transformers lacks, what its formula gives."""
-    config = _method_config("llama2_7b", name, 8, 32, 1)
+    config = _method_config("llama2_7b", "full_attention", name, 8, 32, 1)
     assert scaling_of(config) == (name, 8.0)
     got = pc.rope_frequencies_from_config(config, seq_len=8 * 4096)
     if name == "ntk":
