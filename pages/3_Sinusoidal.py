@@ -45,9 +45,12 @@ with start(VIEW) as page:
         page.figures("interleaved", "concat")
 
         page.heading("h_faq")
-        page.text("faq_sum", "faq_depth")
+        page.text("faq_sum")
+        page.check("sum")
+        page.text("faq_depth")
         page.figure("depth")
         page.check("depth")
+        page.text("errata_expressive")
 
     page.explain()
     page.text("sources")

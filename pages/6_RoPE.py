@@ -13,7 +13,9 @@ with start(VIEW) as page:
             page.figure("clocks")
             # Under the clocks: on a phone, above them, they pushed the first figure off the first screen.
             page.controls("pairs", "m", "n")
-            page.text("clocks", "complex")
+            page.text("clocks")
+            page.check("turn")
+            page.text("complex")
 
             page.heading("h_derive")
             page.text("derive")

@@ -16,19 +16,24 @@ the torch mirror lives in ``posenc_core.torch_backend`` and is imported only on 
 """
 
 from .alibi import (
+    ALIBI_LINEAR_METHODS,
     alibi_bias,
     alibi_closest_power_of_two,
     alibi_key_only_bias,
+    alibi_linear_attention,
     alibi_receptive_field,
     alibi_slope_exponents,
     alibi_slopes,
 )
 from .attention import (
     ENCODINGS,
+    PROBE_READS,
+    PositionReadout,
     attention,
     attention_scores,
     attention_weights,
     permutation_equivariance_residual,
+    position_readout,
     projection_weights,
     random_logits,
     residual_stream_probe,
@@ -38,7 +43,9 @@ from .attention import (
 )
 from .compare import (
     COMPARED,
+    LINEAR_ROUTES,
     ExtrapolationExcess,
+    bias_route_residual,
     extrapolation_excess,
     numerical_rank,
     position_cross_scores,
@@ -61,6 +68,7 @@ from .learned import (
 )
 from .positions import binary_positions, integer_positions, neighbour_distances, normalized_positions
 from .relative import (
+    TOEPLITZ_METHODS,
     ShawAttention,
     causal_mask,
     diagonal_spread,
@@ -72,6 +80,8 @@ from .relative import (
     t5_max_exact,
     t5_relative_bucket,
     toeplitz_deviation,
+    toeplitz_linear_attention,
+    toeplitz_matmul,
 )
 from .rope import (
     RopeDecayTable,
@@ -139,6 +149,7 @@ from .rope_scaling import (
     temperature_curves,
     unseen_angles,
     unseen_pair_count,
+    yarn_dynamic_scale,
     yarn_ramp_by_turns,
     yarn_regimes,
 )
@@ -156,18 +167,23 @@ from .sinusoidal import (
 )
 
 __all__ = [
+    "ALIBI_LINEAR_METHODS",
     "COMPARED",
     "ENCODINGS",
     "ERROR_FIELDS",
+    "LINEAR_ROUTES",
     "MAX_ELEMENTS",
+    "PROBE_READS",
     "ROPE_REGISTRY",
     "ROPE_TYPES",
+    "TOEPLITZ_METHODS",
     "ConfigScaling",
     "EmbeddingSum",
     "EntropyCurves",
     "ExtrapolationExcess",
     "PosEncError",
     "PositionOutOfRangeError",
+    "PositionReadout",
     "RopeDecayTable",
     "RopeFrequencies",
     "RopeType",
@@ -179,6 +195,7 @@ __all__ = [
     "alibi_bias",
     "alibi_closest_power_of_two",
     "alibi_key_only_bias",
+    "alibi_linear_attention",
     "alibi_receptive_field",
     "alibi_slope_exponents",
     "alibi_slopes",
@@ -189,6 +206,7 @@ __all__ = [
     "attention_entropy",
     "attention_scores",
     "attention_weights",
+    "bias_route_residual",
     "binary_positions",
     "causal_mask",
     "complex_form_residual",
@@ -227,6 +245,7 @@ __all__ = [
     "permutation_equivariance_residual",
     "position_cross_scores",
     "position_digits",
+    "position_readout",
     "position_score_matrix",
     "projection_weights",
     "random_cosine_band",
@@ -277,11 +296,14 @@ __all__ = [
     "t5_relative_bucket",
     "temperature_curves",
     "toeplitz_deviation",
+    "toeplitz_linear_attention",
+    "toeplitz_matmul",
     "toeplitz_residual",
     "token_embeddings",
     "trained_row_change",
     "unseen_angles",
     "unseen_pair_count",
+    "yarn_dynamic_scale",
     "yarn_ramp_by_turns",
     "yarn_regimes",
 ]

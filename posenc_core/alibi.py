@@ -13,6 +13,13 @@ causal mask it differs from :math:`-m_h(i-j)` by :math:`m_h i`, a constant per r
 (:func:`alibi_key_only_bias` builds that form; :func:`posenc_core.attention_weights` shows the rows agree).
 :func:`alibi_slope_exponents` gives the slopes in closed form, and :func:`alibi_receptive_field` turns a slope into
 the distance at which the penalty alone reaches a threshold.
+
+**Inside linear attention.** Kernelised attention (Katharopoulos et al. 2020, arXiv:2006.16236) replaces
+:math:`e^{q_i^\top k_j}` by :math:`\phi(q_i)^\top\phi(k_j)`; ALiBi's bias then becomes the factor
+:math:`e^{-m(i-j)} = e^{-mi}\,e^{mj}`, one number of the query times one of the key: rank 1, so it needs no N × N
+matrix. :func:`alibi_linear_attention` sums it as decayed running totals, :math:`S_i = e^{-m}S_{i-1} +
+\phi(k_i)v_i^\top`, which never forms :math:`e^{mj}` (it overflows float64 past j ≈ 709/m); the bidirectional
+:math:`e^{-m|i-j|}` takes one such pass forwards and one backwards.
 """
 
 from __future__ import annotations
@@ -21,19 +28,24 @@ import math
 
 import numpy as np
 
-from .errors import MAX_ELEMENTS, PosEncError, as_array, as_bool, as_float, as_int, check_elements
+from .errors import MAX_ELEMENTS, PosEncError, as_array, as_bool, as_choice, as_float, as_int, check_elements
 from .relative import causal_mask, relative_positions
+from .rope.linear import elu_feature_map
 
 __all__ = [
+    "ALIBI_LINEAR_METHODS",
     "alibi_bias",
     "alibi_closest_power_of_two",
     "alibi_key_only_bias",
+    "alibi_linear_attention",
     "alibi_receptive_field",
     "alibi_slope_exponents",
     "alibi_slopes",
 ]
 
 MAX_HEADS = 4096
+#: "decay": decayed running totals, O(N·d·d_v); "pairwise": the N × N weights written out, O(N²·d) (the reference).
+ALIBI_LINEAR_METHODS = ("decay", "pairwise")
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
@@ -143,3 +155,63 @@ def alibi_receptive_field(slopes: object, *, threshold: float) -> np.ndarray:
     if not np.all(np.isfinite(field)):
         raise PosEncError("threshold / slope overflows float64: use larger slopes or a smaller threshold")
     return field
+
+
+def alibi_linear_attention(
+    q: object, k: object, v: object, *, slope: float, causal: bool = True, method: str = "decay"
+) -> np.ndarray:
+    r"""Linear attention with ALiBi's factor, shape (L, d_v):
+    :math:`o_i = \frac{\sum_{j} e^{-m|i-j|}\,\phi(q_i)^\top\phi(k_j)\,v_j}{\sum_{j} e^{-m|i-j|}\,\phi(q_i)^\top
+    \phi(k_j)}`, over j ≤ i when ``causal``.
+
+    :math:`e^{q_i^\top k_j - m(i-j)}` with the exponential replaced by the feature map
+    :math:`\phi = \operatorname{elu} + 1` (:func:`posenc_core.elu_feature_map`). ``method="decay"`` keeps
+    :math:`S_i = e^{-m}S_{i-1} + \phi(k_i)v_i^\top` and :math:`z_i = e^{-m}z_{i-1} + \phi(k_i)`, so
+    :math:`o_i = \phi(q_i)^\top S_i / \phi(q_i)^\top z_i`: every step multiplies by :math:`e^{-m} \le 1`, so
+    nothing grows. Without the mask a second pass from the end adds the keys j > i, decayed the same way.
+    ``method="pairwise"`` writes the N × N weights out (the reference). ``q``, ``k`` are (L, d), ``v`` (L, d_v),
+    ``slope`` m ≥ 0 (:func:`alibi_slopes`).
+
+    Paper: Press et al. 2021, arXiv:2108.12409, §3 (the bias); Katharopoulos et al. 2020, arXiv:2006.16236, §3.2
+    (running totals).
+    """
+    q, k, v = as_array("q", q, ndim=2), as_array("k", k, ndim=2), as_array("v", v, ndim=2)
+    if q.shape != k.shape or v.shape[0] != q.shape[0]:
+        raise PosEncError(f"q, k must share a shape (L, d) and v have L rows, got {q.shape}, {k.shape}, {v.shape}")
+    slope = as_float("slope", slope, ge=0.0)
+    causal, method = as_bool("causal", causal), as_choice("method", method, ALIBI_LINEAR_METHODS)
+    phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)  # (L, d), positive
+    n = q.shape[0]
+    if method == "pairwise":
+        check_elements("alibi_linear_attention(pairwise)", (n, n))
+        rel = relative_positions(n).astype(np.float64)  # j − i
+        factor = np.exp(-slope * np.abs(rel))  # e^(−m|i−j|)
+        if causal:
+            factor = np.where(rel > 0, 0.0, factor)
+        weights = factor * (phi_q @ phi_k.T)  # (L, L)
+        return (weights @ v) / weights.sum(axis=1)[:, None]
+    check_elements("alibi_linear_attention(decay)", (n, q.shape[1], v.shape[1]))
+    decay = math.exp(-slope)
+    totals = _decayed_totals(phi_k[:, :, None] * v[:, None, :], decay)  # S_i over j ≤ i, (L, d, d_v)
+    key_sums = _decayed_totals(phi_k, decay)  # z_i over j ≤ i, (L, d)
+    if not causal:  # add j > i: the same recurrence run from the end, shifted by one
+        totals = totals + decay * _decayed_totals(phi_k[::-1, :, None] * v[::-1, None, :], decay, shift=True)[::-1]
+        key_sums = key_sums + decay * _decayed_totals(phi_k[::-1], decay, shift=True)[::-1]
+    numerator = np.einsum("ld,lde->le", phi_q, totals)  # φ(q_i)ᵀ S_i
+    denominator = np.einsum("ld,ld->l", phi_q, key_sums)  # φ(q_i)ᵀ z_i
+    return numerator / denominator[:, None]
+
+
+def _decayed_totals(terms: np.ndarray, decay: float, *, shift: bool = False) -> np.ndarray:
+    r"""The running totals :math:`S_i = \text{decay}\cdot S_{i-1} + t_i` along the first axis (:math:`S_{-1} = 0`);
+    with ``shift`` row i holds :math:`S_{i-1}`, the terms before i only."""
+    totals = np.empty_like(terms)
+    running = np.zeros_like(terms[0])
+    for i in range(terms.shape[0]):
+        if shift:
+            totals[i] = running  # Σ_(j<i) decay^(i−1−j) t_j
+            running = decay * running + terms[i]
+        else:
+            running = decay * running + terms[i]  # S_i = e^(−m) S_(i−1) + t_i
+            totals[i] = running
+    return totals

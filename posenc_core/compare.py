@@ -20,6 +20,16 @@ code: sinusoids make :math:`p_m \cdot p_n` a function of n − m, but a learned 
 (sin, cos) pairs and the absolute phases come back (§2.2 of the article 「从零学习大模型--旋转位置编码」; the
 motivation of Shaw et al. 2018 and of RoPE, Su et al. 2021, arXiv:2104.09864, §3.1).
 
+**Linear attention.** Kernelised attention (Katharopoulos et al. 2020, arXiv:2006.16236) never forms the N × N
+weights; what each encoding needs there is :data:`LINEAR_ROUTES`. An added code or RoPE acts on one token at a time,
+so its scores factorise through d-dimensional features (rank ≤ d; RoPE rotates φ(q) and φ(k), RoFormer §3.3,
+eq. 19). A relative bias :math:`b_{j-i}` becomes the factor :math:`e^{b_{j-i}}` of each pair's weight, a Toeplitz
+matrix, applied by FFT in O(N log N) (Luo et al. 2021, arXiv:2106.12566). ALiBi's factor :math:`e^{-m(i-j)} =
+e^{-mi}e^{mj}` is rank 1 under the causal mask: decayed running totals, O(N). :func:`bias_route_residual` checks each
+fast route against the dense N × N computation. Full rank of the logits is therefore no verdict on its own, and a
+numerical rank depends on its tolerance: :func:`numerical_rank` counts singular values above ``rtol`` times the
+largest.
+
 **Extrapolates.** :func:`extrapolation_excess` reads a per-position loss curve against the best achievable loss
 (the extrapolation lab's committed results) and returns the mean excess inside and beyond the training length.
 """
@@ -27,21 +37,24 @@ motivation of Shaw et al. 2018 and of RoPE, Su et al. 2021, arXiv:2104.09864, §
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
 
-from .alibi import alibi_bias
+from .alibi import alibi_bias, alibi_linear_attention, alibi_slopes
 from .attention import projection_weights, token_embeddings
 from .errors import PosEncError, as_array, as_choice, as_float, as_int, check_elements
 from .learned import learned_table
-from .relative import shaw_relative_index, t5_bucket_matrix, toeplitz_deviation
-from .rope import rope_inv_freq, rope_scores
+from .relative import shaw_relative_index, t5_bucket_matrix, toeplitz_deviation, toeplitz_linear_attention
+from .rope import elu_feature_map, rope_inv_freq, rope_scores
 from .sinusoidal import sinusoidal
 
 __all__ = [
     "COMPARED",
+    "LINEAR_ROUTES",
     "ExtrapolationExcess",
+    "bias_route_residual",
     "extrapolation_excess",
     "numerical_rank",
     "position_cross_scores",
@@ -51,11 +64,27 @@ __all__ = [
 
 #: The encodings :func:`position_score_matrix` builds, absolute first.
 COMPARED = ("sinusoidal", "learned", "shaw", "t5", "rope", "alibi")
+#: How linear attention applies each encoding without an N × N matrix: "per_token", features of one token (rank ≤ d);
+#: "fft", a Toeplitz factor by FFT (Luo et al. 2021); "decay", ALiBi's e^(−m(i−j)) as decayed running totals (causal)
+#: or one pass each way (bidirectional).
+LINEAR_ROUTES = MappingProxyType(
+    {
+        "sinusoidal": "per_token",
+        "learned": "per_token",
+        "shaw": "fft",
+        "t5": "fft",
+        "rope": "per_token",
+        "alibi": "decay",
+    }
+)
+#: The methods :func:`bias_route_residual` accepts per route.
+BIAS_METHODS = MappingProxyType({"fft": ("fft",), "decay": ("decay", "fft")})
 MAX_LENGTH = 4096
 MAX_DIM = 1024
 _SHAW_MAX_RELATIVE = 16  # Shaw et al. found k ≥ 2 enough for translation; 16 shows the clipping on a small matrix
 _T5_BUCKETS, _T5_MAX_DISTANCE = 32, 128  # T5's defaults
 _ALIBI_HEADS = 8  # head 0 of 8: slope 1/2, the steepest
+_ROUTE_VALUE_DIM = 8  # value width in bias_route_residual: the fast routes cost O(N log N · d · d_v)
 
 
 def position_score_matrix(encoding: str, length: int, *, dim: int = 64, seed: int = 0) -> np.ndarray:
@@ -91,6 +120,49 @@ def position_score_matrix(encoding: str, length: int, *, dim: int = 64, seed: in
         index = t5_bucket_matrix(length, num_buckets=_T5_BUCKETS, max_distance=_T5_MAX_DISTANCE)
         return content + buckets[index]
     return content + alibi_bias(_ALIBI_HEADS, length, causal=False, heads=[0])[0]
+
+
+def bias_route_residual(
+    encoding: str, length: int, *, causal: bool = False, method: str = "fft", dim: int = 64, seed: int = 0
+) -> float:
+    r""":math:`\max|o_{\text{fast}} - o_{\text{dense}}| / \max|o_{\text{dense}}|`: linear attention with this
+    encoding's position-only logits :math:`s_{ij}` as the factor :math:`e^{s_{ij}}` of each pair's weight, applied
+    without (fast) and with (dense) the N × N matrix.
+
+    The dense reference is :math:`o_i = \sum_j e^{s_{ij}}\phi(q_i)^\top\phi(k_j) v_j / \sum_j e^{s_{ij}}
+    \phi(q_i)^\top\phi(k_j)` with :math:`s` from :func:`position_score_matrix` (``causal`` keeps j ≤ i, where ALiBi's
+    :math:`-m|i-j|` is the causal :math:`-m(i-j)` of BLOOM and MPT), :math:`\phi = \operatorname{elu} + 1` of
+    random q, k (d columns) and random v (8 columns; seeded); the content term of s is one constant, which cancels.
+    The fast route reads only the first row and column of s: ``method="fft"``,
+    :func:`~posenc_core.toeplitz_linear_attention`; ``method="decay"`` (ALiBi only),
+    :func:`~posenc_core.alibi_linear_attention`. ``encoding`` is one with a bias
+    route in :data:`LINEAR_ROUTES`.
+
+    Paper: Luo et al. 2021, arXiv:2106.12566, §3 (FFT); Press et al. 2021, arXiv:2108.12409 (ALiBi); Katharopoulos
+    et al. 2020, arXiv:2006.16236 (linear attention).
+    """
+    biased = tuple(e for e in COMPARED if LINEAR_ROUTES[e] in BIAS_METHODS)
+    encoding = as_choice("encoding", encoding, biased)
+    method = as_choice("method", method, BIAS_METHODS[LINEAR_ROUTES[encoding]])
+    scores = position_score_matrix(encoding, length, dim=dim, seed=seed)  # (L, L), bidirectional
+    n = scores.shape[0]
+    rng = np.random.default_rng([seed, 0x11EA])
+    q, k = rng.standard_normal((2, n, dim))  # (L, d) each
+    v = rng.standard_normal((n, _ROUTE_VALUE_DIM))  # (L, d_v): the routes act on each value column alike
+    phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)
+    # dense: w_ij = e^(s_ij − max s) φ(q_i)ᵀφ(k_j), the N × N weights written out
+    factor = np.exp(scores - np.max(scores))
+    if causal:  # j ≤ i, where ALiBi's −m|i − j| is the causal −m(i − j)
+        factor = np.tril(factor)
+    weights = factor * (phi_q @ phi_k.T)
+    dense = (weights @ v) / weights.sum(axis=1)[:, None]
+    if method == "decay":
+        slope = float(alibi_slopes(_ALIBI_HEADS)[0])  # the head position_score_matrix draws
+        fast = alibi_linear_attention(q, k, v, slope=slope, causal=causal)
+    else:
+        bias = np.concatenate([scores[:0:-1, 0], scores[0, :]])  # s at j − i = −(L−1) … L − 1
+        fast = toeplitz_linear_attention(phi_q, phi_k, v, bias, causal=causal)
+    return float(np.max(np.abs(fast - dense)) / np.max(np.abs(dense)))
 
 
 def toeplitz_residual(matrix: object) -> float:
@@ -158,9 +230,12 @@ def extrapolation_excess(loss: object, optimal: object, *, split: int) -> Extrap
 def numerical_rank(matrix: object, *, rtol: float = 1e-10) -> int:
     r"""How many singular values of ``matrix`` exceed ``rtol`` times the largest: its rank, up to rounding.
 
-    A score matrix of rank r can be written :math:`s_{mn} = \phi_m^\top \psi_n` with per-token features of size r,
-    so linear attention can sum it as running totals when r ≤ d; a pairwise bias of full rank L cannot be, at any
-    L > d (Katharopoulos et al. 2020, arXiv:2006.16236; RoFormer §3.3). A zero matrix has rank 0.
+    A score matrix of rank r can be written :math:`s_{mn} = \phi_m^\top \psi_n` with per-token features of size r.
+    The count depends on ``rtol``: the (128, 128) logits of sinusoids or RoPE with d = 64 have rank at most 64 by
+    construction but count far fewer at the default, and ALiBi's bidirectional logits count all 128 at the default but
+    as few at 1e-3 (page 10 shows the numbers). Nor does full rank mean linear attention needs the N × N matrix: it
+    applies a Toeplitz bias by FFT and ALiBi's by decayed running totals (:func:`bias_route_residual`). A zero
+    matrix has rank 0.
     """
     matrix = as_array("matrix", matrix, ndim=2)
     rtol = as_float("rtol", rtol, gt=0.0, le=1.0)

@@ -15,6 +15,13 @@ The offsets themselves are :func:`relative_positions` (queries aligned to the la
 keys in the future). A matrix that depends on j − i only is **Toeplitz**; :func:`diagonal_spread` and
 :func:`toeplitz_deviation` measure how far any matrix is from that (0 exactly for Shaw's and T5's biases, for ALiBi
 and for RoPE's scores).
+
+**Toeplitz by FFT.** A Toeplitz matrix is a corner of a circulant one, and a circulant matrix is diagonal in the
+Fourier basis, so :func:`toeplitz_matmul` applies :math:`T_{ij} = c_{j-i}` to a vector in O(N log N) from its
+2N − 1 diagonals, never forming the N × N matrix. In kernelised (linear) attention a scalar relative bias
+:math:`b_{j-i}` becomes the factor :math:`e^{b_{j-i}}` of each pair's weight, and :func:`toeplitz_linear_attention`
+applies it that way (Luo et al. 2021, "Stable, Fast and Accurate: Kernelized Attention with Relative Positional
+Encoding", NeurIPS, arXiv:2106.12566, §3).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from .errors import (
 
 __all__ = [
     "SHAW_METHODS",
+    "TOEPLITZ_METHODS",
     "ShawAttention",
     "causal_mask",
     "diagonal_spread",
@@ -48,7 +56,12 @@ __all__ = [
     "t5_max_exact",
     "t5_relative_bucket",
     "toeplitz_deviation",
+    "toeplitz_linear_attention",
+    "toeplitz_matmul",
 ]
+
+#: "fft": the circulant embedding, O(N log N) per column; "dense": the N × N matrix written out (the reference).
+TOEPLITZ_METHODS = ("fft", "dense")
 
 
 def relative_positions(query_length: int, key_length: int | None = None) -> np.ndarray:
@@ -273,3 +286,83 @@ def _check_shaw_shapes(x, w_q, w_k, w_v, a_k, a_v, k: int) -> tuple[int, int]:
 def _shaw_result(output: np.ndarray, weights: np.ndarray, value_term: np.ndarray) -> ShawAttention:
     offsets, content = float(np.linalg.norm(value_term)), float(np.linalg.norm(output - value_term))
     return ShawAttention(output, weights, value_term, offsets / (offsets + content) if offsets + content else 0.0)
+
+
+def _check_diagonals(diagonals: object, length: int) -> np.ndarray:
+    diagonals = as_array("diagonals", diagonals, ndim=1).astype(np.float64, copy=False)
+    if diagonals.shape[0] != 2 * length - 1:
+        raise PosEncError(
+            f"diagonals must hold the 2N - 1 = {2 * length - 1} values c_(-(N-1)) … c_(N-1) for N = {length} rows, "
+            f"got {diagonals.shape[0]}"
+        )
+    return diagonals
+
+
+def toeplitz_matmul(diagonals: object, x: object, *, method: str = "fft") -> np.ndarray:
+    r"""The product :math:`y = Tx` with :math:`T_{ij} = c_{j-i}`, shape of ``x``: :math:`y_i = \sum_j c_{j-i}\,x_j`.
+
+    ``diagonals`` holds the 2N − 1 values :math:`c_{-(N-1)}, \dots, c_{N-1}` (offset j − i, key minus query, from
+    the lowest diagonal up); ``x`` is (N, …) and is multiplied along its first axis, every other axis a separate
+    column. ``method="fft"`` embeds T in a circulant matrix of size M ≥ 2N − 1, whose first column is
+    :math:`c_0, c_{-1}, \dots, c_{-(N-1)}, 0, \dots, 0, c_{N-1}, \dots, c_1`, and multiplies in the Fourier basis:
+    O(M log M) per column, no N × N array. ``method="dense"`` writes T out (the reference).
+
+    Paper: Luo et al. 2021, NeurIPS, arXiv:2106.12566, §3 (Toeplitz products by FFT inside kernelised attention).
+    """
+    x = as_array("x", x).astype(np.float64, copy=False)
+    if x.ndim < 1 or x.shape[0] < 1:
+        raise PosEncError(f"x must have at least one row, got shape {x.shape}")
+    n = x.shape[0]
+    diagonals = _check_diagonals(diagonals, n)
+    method = as_choice("method", method, TOEPLITZ_METHODS)
+    columns = x.reshape(n, -1)  # (N, C)
+    if method == "dense":
+        check_elements("toeplitz_matmul(dense)", (n, n))
+        t = diagonals[relative_positions(n) + n - 1]  # (N, N): T_ij = c_(j-i)
+        return (t @ columns).reshape(x.shape)
+    size = 1 << (2 * n - 2).bit_length()  # a power of two ≥ 2N − 1
+    check_elements("toeplitz_matmul(fft)", (size, columns.shape[1]))
+    first = np.zeros(size)
+    first[:n] = diagonals[n - 1 :: -1]  # c_0, c_(-1), …, c_(-(N-1)): row i ≥ j reads c_(j-i)
+    first[size - n + 1 :] = diagonals[: n - 1 : -1]  # c_(N-1), …, c_1 at the end: they wrap round to j > i
+    # y = ifft(fft(col) · fft(x padded)), the first N rows of the circulant product
+    spectrum = np.fft.rfft(first)[:, None] * np.fft.rfft(columns, n=size, axis=0)
+    return np.fft.irfft(spectrum, n=size, axis=0)[:n].reshape(x.shape)
+
+
+def toeplitz_linear_attention(
+    phi_q: object, phi_k: object, v: object, bias: object, *, causal: bool = True, method: str = "fft"
+) -> np.ndarray:
+    r"""Kernelised attention with a relative bias, shape (N, d_v):
+    :math:`o_i = \frac{\sum_j e^{b_{j-i}}\,\phi(q_i)^\top\phi(k_j)\,v_j}{\sum_j e^{b_{j-i}}\,\phi(q_i)^\top\phi(k_j)}`.
+
+    The softmax weight :math:`e^{q_i^\top k_j + b_{j-i}}` becomes :math:`\phi(q_i)^\top\phi(k_j)\,e^{b_{j-i}}`, so
+    the numerator is :math:`\phi(q_i)^\top U_i` with :math:`U = C\,[\phi(k_j) v_j^\top]_j`, C the Toeplitz matrix of
+    :math:`e^{b}`: one :func:`toeplitz_matmul` per entry of :math:`\phi(k)v^\top`, O(N log N · d · d_v).
+    ``phi_q``, ``phi_k`` are (N, d) positive features (e.g. :func:`posenc_core.elu_feature_map` of q and k), ``v``
+    (N, d_v), ``bias`` the 2N − 1 values :math:`b_{-(N-1)} \dots b_{N-1}`; ``causal`` drops the keys j > i. The
+    largest bias is subtracted first: a constant factor cancels between numerator and denominator.
+
+    Paper: Luo et al. 2021, NeurIPS, arXiv:2106.12566, §3; Katharopoulos et al. 2020, arXiv:2006.16236 (linear
+    attention).
+    """
+    phi_q, phi_k, v = as_array("phi_q", phi_q, ndim=2), as_array("phi_k", phi_k, ndim=2), as_array("v", v, ndim=2)
+    if phi_q.shape != phi_k.shape or v.shape[0] != phi_q.shape[0]:
+        raise PosEncError(
+            f"phi_q, phi_k must share a shape (N, d) and v have N rows, got {phi_q.shape}, {phi_k.shape}, {v.shape}"
+        )
+    if np.any(phi_q <= 0) or np.any(phi_k <= 0):
+        raise PosEncError("phi_q and phi_k must be positive features (a feature map such as elu + 1)")
+    n = phi_q.shape[0]
+    bias = _check_diagonals(bias, n)
+    causal = as_bool("causal", causal)
+    check_elements("toeplitz_linear_attention", (n, phi_q.shape[1], v.shape[1]))
+    factor = np.exp(bias - np.max(bias))  # (2N − 1,): e^(b_δ − max b), at most 1
+    if causal:
+        factor = np.where(np.arange(-(n - 1), n) > 0, 0.0, factor)  # keys after the query: weight 0
+    outer = phi_k[:, :, None] * v[:, None, :]  # (N, d, d_v): φ(k_j) v_jᵀ
+    totals = toeplitz_matmul(factor, outer, method=method)  # U_i = Σ_j c_(j-i) φ(k_j) v_jᵀ
+    key_sums = toeplitz_matmul(factor, phi_k, method=method)  # z_i = Σ_j c_(j-i) φ(k_j)
+    numerator = np.einsum("nd,nde->ne", phi_q, totals)
+    denominator = np.einsum("nd,nd->n", phi_q, key_sums)
+    return numerator / denominator[:, None]

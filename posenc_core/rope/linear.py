@@ -12,8 +12,9 @@ and keeps the normaliser unrotated (so it stays positive):
 
 Because :math:`R_m` acts on the query alone and :math:`R_n` on the key alone, the numerator factorises as
 :math:`(R_m\phi(q_m))^\top S_m` with :math:`S_m = \sum_{n\le m} R_n\phi(k_n)\,v_n^\top`, a running total: no N × N
-matrix is ever formed. An additive bias :math:`b_{mn}` (Shaw, T5, ALiBi) belongs to the pair (m, n) and has no such
-factorisation in general: it needs the N × N matrix.
+matrix is ever formed. A relative bias :math:`b_{n-m}` is not per token, but it need not form the matrix either: it
+becomes a Toeplitz factor :math:`e^{b_{n-m}}`, applied by FFT (:func:`posenc_core.toeplitz_linear_attention`), and
+ALiBi's :math:`e^{-m(i-j)}` is decayed running totals (:func:`posenc_core.alibi_linear_attention`).
 
 Paper: Su et al. 2021, arXiv:2104.09864, §3.3.
 """

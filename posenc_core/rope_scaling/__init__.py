@@ -55,6 +55,7 @@ from .formulas import (
     ntk_base,
     ntk_exponent,
     yarn_correction_range,
+    yarn_dynamic_scale,
     yarn_mscale,
     yarn_ramp,
 )
@@ -117,6 +118,7 @@ __all__ = [
     "unseen_angles",
     "unseen_pair_count",
     "yarn_correction_range",
+    "yarn_dynamic_scale",
     "yarn_mscale",
     "yarn_ramp",
     "yarn_ramp_by_turns",

@@ -1,7 +1,8 @@
 r"""The closed-form pieces of the RoPE scalings, each written once: every rope_type, page and check calls these.
 
 * NTK-aware base :math:`b' = b\,s^{d/(d-2)}` (:func:`ntk_base`) and dynamic NTK's ratio
-  :math:`\alpha = s\,\ell/L - (s-1)` (:func:`dynamic_ntk_alpha`);
+  :math:`\alpha = s\,\ell/L - (s-1)` (:func:`dynamic_ntk_alpha`), and the YaRN paper's own dynamic scale
+  :math:`s = \max(1, \ell/L)` (:func:`yarn_dynamic_scale`), which differs from it by :math:`(s-1)(\ell/L-1)`;
 * YaRN's temperature :math:`0.1\,\mu\ln s + 1` (:func:`yarn_mscale`), the pair indices where its ramp starts and ends
   (:func:`yarn_correction_range`) and the ramp (:func:`yarn_ramp`);
 * LongRoPE's factor :math:`\sqrt{1 + \ln s/\ln L}` (:func:`longrope_attention_factor`);
@@ -26,6 +27,7 @@ __all__ = [
     "ntk_base",
     "ntk_exponent",
     "yarn_correction_range",
+    "yarn_dynamic_scale",
     "yarn_mscale",
     "yarn_ramp",
 ]
@@ -75,6 +77,18 @@ def dynamic_ntk_alpha(factor: float, seq_len: int, max_position_embeddings: int)
     seq_len = as_int("seq_len", seq_len, lo=1, hi=2**40)
     length = as_int("max_position_embeddings", max_position_embeddings, lo=1, hi=2**40)
     return factor * max(seq_len, length) / length - (factor - 1.0)
+
+
+def yarn_dynamic_scale(seq_len: int, original_max_position_embeddings: int) -> float:
+    r"""The YaRN paper's dynamic scale :math:`s = \max(1, \ell/L)`: at ℓ tokens the scaling uses s = ℓ/L.
+
+    Not what transformers' "dynamic" computes: :func:`dynamic_ntk_alpha` keeps the configured factor s and gives
+    :math:`s\,\ell/L - (s-1)`, larger by :math:`(s-1)(\ell/L-1)`; at ℓ = s·L that is :math:`s^2 - s + 1` against s.
+    Paper: Peng et al. 2023, arXiv:2309.00071, §3.3 (dynamic scaling, after emozilla 2023).
+    """
+    seq_len = as_int("seq_len", seq_len, lo=1, hi=2**40)
+    length = as_int("original_max_position_embeddings", original_max_position_embeddings, lo=1, hi=2**40)
+    return max(1.0, seq_len / length)
 
 
 def longrope_attention_factor(factor: float, *, original_max_position_embeddings: int) -> float:

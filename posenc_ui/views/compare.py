@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from posenc_core import COMPARED, numerical_rank, position_score_matrix, toeplitz_residual
+from posenc_core import (
+    COMPARED,
+    alibi_linear_attention,
+    bias_route_residual,
+    numerical_rank,
+    position_score_matrix,
+    toeplitz_linear_attention,
+    toeplitz_residual,
+)
 from posenc_core.lab_task import (
     EXCESS_TOLERANCE,
     LEARNED_TOLERANCE,
@@ -37,7 +45,7 @@ from ..memo import RESULTS, memo
 from ..paths import ROOT
 from ..state import IntParam
 from .base import Check, Explain, PageEntry, Values, View, reads, uses
-from .compare_linear import check_linear, linear_cell
+from .compare_linear import check_linear, check_rank, linear_cell
 from .lab import PAGE as LAB_PAGE
 
 LAB_DIR = ROOT / "assets" / "lab"
@@ -369,6 +377,7 @@ VIEW = View(
         "relative": check_relative,
         "absolute": check_absolute,
         "linear": check_linear,
+        "rank": check_rank,
         "task_dependence": check_task_dependence,
         "alibi_local": check_alibi_local,
         "retrieval": check_retrieval,
@@ -383,10 +392,26 @@ VIEW = View(
             r"e_{s,b} = \operatorname{mean}_{t \in b}\,\big(\ell^{(s)}_t - \ell^*_t\big)",
             r"b \in \{[L, 2L),\ [2L, 4L),\ \dots\}",
             r"\checkmark \iff \max_{s}\, e_{s,b} \le \tau \ \ \forall\, b \ge L",
+            r"o_i = \frac{\sum_j e^{b_{j-i}}\,\phi(q_i)^\top\phi(k_j)\,v_j}"
+            r"{\sum_j e^{b_{j-i}}\,\phi(q_i)^\top\phi(k_j)}",
+            r"S_i = e^{-m}S_{i-1} + \phi(k_i)\,v_i^\top,\quad z_i = e^{-m}z_{i-1} + \phi(k_i),\quad "
+            r"o_i = \frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i}",
         ),
-        sources=(position_score_matrix, toeplitz_residual, numerical_rank, band_table, verdict_measures, verdict),
+        sources=(
+            position_score_matrix,
+            toeplitz_residual,
+            bias_route_residual,
+            toeplitz_linear_attention,
+            alibi_linear_attention,
+            numerical_rank,
+            band_table,
+            verdict_measures,
+            verdict,
+        ),
         paper="Vaswani et al. 2017, arXiv:1706.03762; Shaw et al. 2018, arXiv:1803.02155; Raffel et al. 2020 (T5), "
-        "arXiv:1910.10683; Su et al. 2021 (RoPE), arXiv:2104.09864; Press et al. 2021 (ALiBi), arXiv:2108.12409",
+        "arXiv:1910.10683; Su et al. 2021 (RoPE), arXiv:2104.09864; Press et al. 2021 (ALiBi), arXiv:2108.12409; "
+        "Katharopoulos et al. 2020 (linear attention), arXiv:2006.16236; Luo et al. 2021 (Toeplitz by FFT), "
+        "NeurIPS, arXiv:2106.12566",
     ),
 )
 

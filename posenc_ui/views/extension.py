@@ -33,6 +33,7 @@ from posenc_core import (
     temperature_curves,
     unseen_angles,
     unseen_pair_count,
+    yarn_dynamic_scale,
     yarn_ramp_by_turns,
     yarn_regimes,
 )
@@ -157,11 +158,13 @@ def wavelengths_figure(v: Values, lang: str) -> go.Figure:
 
 @reads("model", "factor", "stretch")
 def readouts(v: Values) -> dict[str, str]:
-    r"""The numbers printed beside the sliders: NTK-aware base at s, dynamic NTK's α and base at ℓ = T."""
+    r"""The numbers printed beside the sliders: NTK-aware base at s, dynamic NTK's α and base at ℓ = T in transformers'
+    arithmetic, and the YaRN paper's §3.3 dynamic scale ℓ/L with its base, which differ from them."""
     config = load_presets()[v["model"]].config()
     plain = rope_frequencies_from_config(without_scaling(config)).inv_freq
     base, dim, length = implied_base(plain), 2 * plain.shape[0], training_length(config)
     alpha = dynamic_ntk_alpha(v["factor"], v["stretch"] * length, length)
+    yarn_scale = yarn_dynamic_scale(v["stretch"] * length, length)
     return {
         "base": f"{base:,.0f}",
         "dim": str(dim),
@@ -172,6 +175,8 @@ def readouts(v: Values) -> dict[str, str]:
         "length": f"{length:,}",
         "alpha": f"{alpha:,.2f}",
         "dynamic_base": f"{ntk_base(base, alpha, dim):,.0f}",
+        "yarn_scale": f"{yarn_scale:,.2f}",
+        "yarn_base": f"{ntk_base(base, yarn_scale, dim):,.0f}",
     }
 
 

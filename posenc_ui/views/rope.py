@@ -13,6 +13,7 @@ every section shares (θ_i, the seeded q and k) in :mod:`.rope_inputs`; this mod
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -210,6 +211,20 @@ def offsets_figure(v: Values, lang: str) -> go.Figure:
     )
 
 
+#: mmmwhy's worked example (「Transformer 中的 position embedding 的设计」): the unit vector (1, 0) turned by 45°.
+TURN_DEGREES = 45
+
+
+@uses()
+def check_turn(v: Values) -> Check:
+    r"""One pair, θ = π/4, m = 1: :func:`posenc_core.apply_rope` turns (1, 0) to (√2/2, √2/2), length 1."""
+    turned = apply_rope(np.array([[1.0, 0.0]]), [1.0], [math.radians(TURN_DEGREES)], pairing="interleaved")[0]
+    half_root = math.sqrt(2.0) / 2.0  # cos 45° = sin 45°, written without a cosine
+    residual = float(np.max(np.abs(turned - half_root)))
+    fmt = {"x": f"{turned[0]:.4f}", "y": f"{turned[1]:.4f}", "norm": f"{np.hypot(*turned):.4f}"}
+    return Check("rope.check_turn", residual, tolerance=1e-12, fmt=fmt)
+
+
 @uses("dim", "base", "m", "n", "seed")
 def check_relative(v: Values) -> Check:
     r = _relative(v["dim"], v["base"], v["m"], v["n"], v["seed"])
@@ -334,6 +349,7 @@ VIEW = View(
         "toy": "reads no parameter (the article's fixed 30° clock)",
     },
     checks={
+        "turn": check_turn,
         "relative": check_relative,
         "permutation": check_permutation,
         "wrong": check_wrong,

@@ -23,11 +23,13 @@ from ..memo import memo
 from ..state import ChoiceParam, IntParam
 from .base import Check, Explain, PageEntry, Values, View, uses
 
-#: Two Chinese sentence pairs and an English one (the English reader's default): tokens of A, and B as a
-#: permutation of A.
+#: Three Chinese sentence pairs and an English one (the English reader's default): tokens of A, and B as a
+#: permutation of A. 今天 天气 真 好 / 天气 真 今天 好 is the example of mmmwhy's
+#: 「Transformer 中的 position embedding 的设计」.
 SENTENCES: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
     "acquire": (("公司", "收购", "了", "竞争对手"), (3, 1, 2, 0)),
     "tiantian": (("天", "天", "向", "上"), (0, 2, 1, 3)),
+    "weather": (("今天", "天气", "真", "好"), (1, 2, 0, 3)),
     "dog": (("the", "dog", "bit", "the", "man"), (0, 4, 2, 3, 1)),
 }
 

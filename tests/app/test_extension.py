@@ -31,6 +31,19 @@ def test_readouts_print_the_published_ntk_base() -> None:
     assert readouts(values(stretch=1))["alpha"] == "1.00"  # dynamic NTK does nothing up to L
 
 
+def test_readouts_give_transformers_and_yarn_dynamic_scales_and_they_differ() -> None:
+    r"""At ℓ = s·L, transformers' α = s·ℓ/L − (s − 1) is s² − s + 1 (57 at s = 8); YaRN §3.3's s = ℓ/L is 8."""
+    shown = readouts(values(factor=8, stretch=8))
+    assert (shown["alpha"], shown["yarn_scale"]) == ("57.00", "8.00")
+    for s in (2, 3, 8, 64):  # every factor × stretch pair the sliders reach would be slow; these span them
+        for stretch in (1, 2, 8, 64):
+            shown = readouts(values(factor=s, stretch=stretch))
+            alpha, yarn = float(shown["alpha"].replace(",", "")), float(shown["yarn_scale"].replace(",", ""))
+            assert yarn == stretch  # §3.3: s = max(1, ℓ/L) with ℓ = stretch·L
+            assert alpha == pytest.approx(s * stretch - (s - 1))  # transformers' arithmetic, written out
+            assert alpha - yarn == pytest.approx((s - 1) * (stretch - 1))  # the gap the readout states
+
+
 @pytest.mark.parametrize("method", ["linear", "ntk", "dynamic", "yarn", "llama3"])
 @pytest.mark.parametrize("model", ["llama2_7b", "gpt_neox_20b", "deepseek_v3", "phi3_mini_128k"])
 def test_every_method_draws_on_every_model_and_the_checks_hold(model: str, method: str) -> None:
@@ -118,6 +131,47 @@ def test_ntk_divisors_run_from_1_to_s_while_pi_is_flat_at_s() -> None:
 def test_entropy_rises_plain_and_su_factor_holds_it_at_the_training_length() -> None:
     check = VIEW.checks["entropy"](values(factor=8))
     assert float(check.fmt["plain"]) > 1.0 and abs(float(check.fmt["log_n"])) < 0.3
+
+
+@pytest.mark.parametrize("factor", [2, 3, 4])
+@pytest.mark.parametrize("seed", [*range(40), 2**31, 2**32 - 1])
+def test_su_keeps_at_most_half_the_rise_for_every_seed_at_small_factors(factor: int, seed: int) -> None:
+    r"""The entropy check's claim, for other draws: the mean over 256 queries is far enough from its 0.5 threshold (the
+    expected share is below 0.1, its standard error about 0.1 at s = 2, the tightest case) that no seed tips it."""
+    from posenc_ui.views.extension_reasons import entropy_changes
+
+    rise = entropy_changes(factor, seed=seed)
+    assert rise["plain"] > 0 and abs(rise["log_n"]) / rise["plain"] <= 0.5, (factor, seed, rise)
+
+
+@pytest.mark.parametrize("factor", [8, 64])
+@pytest.mark.parametrize("seed", [0, 1, 7, 2**32 - 1])
+def test_su_keeps_at_most_half_the_rise_for_every_seed_at_large_factors(factor: int, seed: int) -> None:
+    from posenc_ui.views.extension_reasons import entropy_changes
+
+    rise = entropy_changes(factor, seed=seed)
+    assert rise["plain"] > 1.0 and abs(rise["log_n"]) / rise["plain"] <= 0.5, (factor, seed, rise)
+
+
+def test_plain_entropy_rises_more_slowly_than_ln_n_without_levelling_off() -> None:
+    r"""``extension.entropy``: from L to s·L the plain rise is below ln s, yet grows with every doubling of s."""
+    import itertools
+    import math
+
+    from posenc_ui.views.extension_reasons import entropy_changes
+
+    rises = [entropy_changes(s)["plain"] for s in (2, 4, 8, 16, 32, 64)]
+    assert all(0.5 * math.log(s) < r < math.log(s) for s, r in zip((2, 4, 8, 16, 32, 64), rises, strict=True))
+    assert all(b - a > 0.3 for a, b in itertools.pairwise(rises))  # ≥ 0.3 nats per doubling: no plateau
+
+
+def test_entropy_text_names_the_query_counts_the_view_uses() -> None:
+    from posenc_ui.i18n import t
+    from posenc_ui.views.extension_reasons import CHECK_QUERIES, FIGURE_QUERIES
+
+    for lang in ("en", "zh"):
+        text = t("extension.entropy", lang)
+        assert f"{FIGURE_QUERIES}" in text and f"{CHECK_QUERIES}" in text
 
 
 def test_rerope_hands_rope_at_most_w() -> None:
