@@ -11,12 +11,11 @@ import pytest
 from drawn import shown_checks
 
 from posenc_core import COMPARED
-from posenc_core.lab_task import band_table
+from posenc_core.lab_task import ENCODINGS, band_table
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults
 from posenc_ui.views.compare import (
     EXCESS_TOLERANCE,
-    LAB_ORDER,
     LAB_RUNS,
     LEARNED_TOLERANCE,
     RISE_TOLERANCE,
@@ -96,7 +95,7 @@ def test_lab_reads_all_four_committed_runs_with_three_seeds() -> None:
     }
     assert results["lag"]["config"]["lag"] == 2 and results["lag8"]["config"]["lag"] == 8
     assert results["text"]["optimal_loss"] is None
-    assert all(r["seeds"] == [0, 1, 2] and set(r["runs"]) >= set(LAB_ORDER) for r in results.values())
+    assert all(r["seeds"] == [0, 1, 2] and set(r["runs"]) >= set(ENCODINGS) for r in results.values())
     assert all(not path.name.startswith("results_cpu_seed0") for _, path in LAB_RUNS)
 
 
@@ -104,7 +103,7 @@ def test_lab_reads_all_four_committed_runs_with_three_seeds() -> None:
 def test_every_verdict_matches_an_independent_recomputation_from_the_json(task: str) -> None:
     path = dict(LAB_RUNS)[task]
     results = json.loads(path.read_text(encoding="utf-8"))
-    for encoding in LAB_ORDER:
+    for encoding in ENCODINGS:
         state, until, value = independent_verdict(results, encoding)
         verdict = lab_verdicts()[encoding][task]
         assert (verdict.state, verdict.until) == (state, until), (task, encoding)
@@ -201,7 +200,7 @@ def test_small_multiples_have_one_panel_per_encoding_at_screen_resolution() -> N
 
 def test_extrapolation_figure_has_one_panel_per_task_with_the_spread_over_seeds() -> None:
     fig = VIEW.figures["extrapolation"]({}, "en")
-    assert len(fig.data) == len(TASKS) * len(LAB_ORDER)
+    assert len(fig.data) == len(TASKS) * len(ENCODINGS)
     axes = sorted({trace.yaxis for trace in fig.data})
     assert len(axes) == len(TASKS)
     assert all(fig.layout[f"xaxis{n}"].domain == (0.0, 1.0) for n in ("", "2", "3", "4"))  # stacked: phone-wide
