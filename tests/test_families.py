@@ -88,9 +88,8 @@ def test_every_family_has_a_colour_and_every_colour_a_family() -> None:
     from posenc_ui.figures import style
 
     assert set(style.ENCODING_COLOURS) == set(FAMILIES)
-    assert set(style.ENCODING_COLOURS.values()) <= set(style.PALETTE) | {style.GREY, style.SKY}
-    lab_colours = [style.ENCODING_COLOURS[name] for name in LAB]
-    assert len(set(lab_colours)) == len(lab_colours)  # the lab's figures draw every lab family at once
+    colours = list(style.ENCODING_COLOURS.values())
+    assert len(set(colours)) == len(colours)  # each family its own colour (the lab draws all of its families at once)
 
 
 def test_every_lab_family_has_torch_hooks() -> None:

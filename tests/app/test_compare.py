@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from drawn import shown_checks
 
-from posenc_core import COMPARED
+from posenc_core import COMPARED, FAMILIES
 from posenc_core.lab_task import ENCODINGS, band_table
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults
@@ -43,14 +43,17 @@ def main_table(lang: str) -> dict[str, str]:
 
 
 def test_table_marks_relative_and_absolute_from_live_residuals() -> None:
+    r"""One row per family in Compare; the live residual marks the pairwise biases and the rotation relative and the
+    added codes absolute (their kinds in the registry), and only the lab's families link to it."""
     lines = main_table("en")
-    assert set(lines) == {"sinusoidal", "learned", "Shaw relative", "T5 bias", "RoPE", "ALiBi"}
-    for name in ("Shaw relative", "T5 bias", "RoPE", "ALiBi"):
-        assert "✓ relative" in lines[name]
-    for name in ("sinusoidal", "learned"):
-        assert "✗ absolute" in lines[name]
+    names = {e: t(f"enc.{e}", "en") for e in COMPARED}
+    assert set(lines) == set(names.values()) >= {"sinusoidal", "learned", "Shaw relative", "T5 bias", "RoPE", "ALiBi"}
+    for encoding, name in names.items():
+        kind = FAMILIES[encoding].kind
+        assert "✓ relative" in lines[name] if kind in ("bias", "rotation") else "✗ absolute" in lines[name]
+        assert ("Extrapolation_lab?lang=en" in lines[name]) == FAMILIES[encoding].lab
+        assert ("not in the lab" in lines[name]) != FAMILIES[encoding].lab
     assert "not in the lab" in lines["Shaw relative"]
-    assert all("Extrapolation_lab?lang=en" in lines[name] for name in lines if name != "Shaw relative")
 
 
 # --- the verdicts, recomputed from the JSON without band_table or the view's rule ---------------------------------
