@@ -7,6 +7,7 @@ lab runs, and the explicit subsets a page names. Each has a test below.
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from posenc_core.families import COMPARED, DEMO, FAMILIES, KINDS, LAB, LINEAR_RO
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("en", "zh")
 RUNS = sorted((ROOT / "assets" / "lab").glob("*.json"))
+#: The modules keyed by family name: the registry, the lab's torch hooks, the colours.
+REGISTRIES = ("posenc_core/families.py", "posenc_core/torch_backend/lab_families.py", "posenc_ui/figures/style.py")
 
 
 def _words(lang: str) -> dict[str, str]:
@@ -114,3 +117,41 @@ def test_the_pages_subsets_of_families_are_registry_names() -> None:
         lab_task.LabConfig(encodings=subset)  # a live run of each set is a valid configuration
     assert set(compare.ABSOLUTE) | set(compare.RELATIVE) <= set(COMPARED)
     assert {FAMILIES[n].kind for n in compare.ABSOLUTE} == {"added"}
+
+
+def _name_lists_and_branches(source: str) -> list[str]:
+    r"""``x == "<family>"`` (or ``!=``) anywhere but on a family's ``.kind``, and literals listing three or more
+    families: a branch or a list a new family would have to be added to by hand. A claim about two named families
+    (``for e in ("rope", "t5")``) says something about those two, and stays."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            names = [e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in FAMILIES]
+            if len(names) >= 3:
+                found.append(f"line {node.lineno}: list {names}")
+        elif isinstance(node, ast.Compare) and all(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops):
+            sides = [node.left, *node.comparators]
+            named = any(isinstance(side, ast.Constant) and side.value in FAMILIES for side in sides)
+            on_kind = any(isinstance(side, ast.Attribute) and side.attr == "kind" for side in sides)
+            if named and not on_kind:
+                found.append(f"line {node.lineno}: branch {ast.unparse(node)}")
+    return found
+
+
+def test_the_finder_sees_a_branch_and_a_list_and_leaves_claims_and_kinds() -> None:
+    source = (
+        'if encoding == "t5":\n    pass\nNAMES = ("none", "rope", "alibi")\n'
+        'PAIR = ("rope", "t5")\nif FAMILIES[e].kind == "none":\n    pass\n'
+    )
+    assert [f.split(":")[0] for f in _name_lists_and_branches(source)] == ["line 1", "line 3"]
+
+
+def test_no_family_name_list_or_branch_outside_the_registries() -> None:
+    paths = [ROOT / "app.py", *(p for d in ("posenc_core", "posenc_ui", "pages") for p in (ROOT / d).rglob("*.py"))]
+    found = {
+        str(path.relative_to(ROOT)): hits
+        for path in sorted(paths)
+        if str(path.relative_to(ROOT)) not in REGISTRIES
+        if (hits := _name_lists_and_branches(path.read_text(encoding="utf-8")))
+    }
+    assert found == {}
