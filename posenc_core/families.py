@@ -35,10 +35,12 @@ from .relative import shaw_relative_index, t5_bucket_matrix
 from .rope import apply_rope, rope_inv_freq, rope_scores
 from .sinusoidal import sinusoidal
 
-__all__ = ["COMPARED", "DEMO", "FAMILIES", "KINDS", "LAB", "LINEAR_ROUTES", "Family"]
+__all__ = ["COMPARED", "DEMO", "FAMILIES", "KINDS", "LAB", "LINEAR_ROUTES", "RELATIVE_KINDS", "Family"]
 
 #: Where a family's position enters a head.
 KINDS = ("added", "bias", "rotation", "none", "data_dependent")
+#: The kinds whose position-only logits depend on j − i alone (Toeplitz; Compare checks it live).
+RELATIVE_KINDS = ("bias", "rotation")
 #: How linear attention applies a family without an N × N matrix: "per_token", features of one token (rank ≤ d);
 #: "fft", a Toeplitz factor by FFT (Luo et al. 2021); "decay", ALiBi's e^(−m(i−j)) as decayed running totals.
 ROUTES = ("per_token", "fft", "decay")

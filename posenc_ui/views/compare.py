@@ -24,6 +24,7 @@ from posenc_core import (
     toeplitz_linear_attention,
     toeplitz_residual,
 )
+from posenc_core.families import RELATIVE_KINDS
 from posenc_core.lab_task import (
     ENCODINGS,
     EXCESS_TOLERANCE,
@@ -68,7 +69,7 @@ TOEPLITZ_TOLERANCE = 1e-9
 #: The families whose position is added to the input, and those whose position is a pairwise bias or a rotation: what
 #: the live checks expect to be absolute and relative (read from the family registry, :data:`posenc_core.FAMILIES`).
 ABSOLUTE = tuple(e for e in COMPARED if FAMILIES[e].kind == "added")
-RELATIVE = tuple(e for e in COMPARED if FAMILIES[e].kind in ("bias", "rotation"))
+RELATIVE = tuple(e for e in COMPARED if FAMILIES[e].kind in RELATIVE_KINDS)
 #: Verdict states → the mark shown (◐ is followed by how far the encoding held, e.g. "◐ 8·L").
 MARKS = {"holds": "✓", "until": "◐", "fails": "✗", "not_learned": "○"}
 NBSP = "\u00a0"

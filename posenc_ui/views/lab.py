@@ -20,6 +20,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from posenc_core import FAMILIES
+from posenc_core.families import RELATIVE_KINDS
 from posenc_core.lab_task import (
     ENCODINGS,
     LEARNED_TOLERANCE,
@@ -60,7 +61,7 @@ COMMITTED: dict[tuple[str, int], Path] = {
 ENCODING_SETS: dict[str, tuple[str, ...]] = {
     "all": ENCODINGS,
     "absolute": tuple(e for e in ENCODINGS if FAMILIES[e].kind in ("none", "added")),
-    "relative": tuple(e for e in ENCODINGS if FAMILIES[e].kind in ("bias", "rotation")),
+    "relative": tuple(e for e in ENCODINGS if FAMILIES[e].kind in RELATIVE_KINDS),
     "contrast": ("learned", "alibi"),
 }
 
