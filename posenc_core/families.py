@@ -29,7 +29,7 @@ import numpy as np
 
 from .alibi import alibi_bias
 from .attention import projection_weights, token_embeddings
-from .errors import PosEncError
+from .errors import PosEncError, as_choice
 from .learned import learned_table
 from .relative import shaw_relative_index, t5_bucket_matrix
 from .rope import apply_rope, rope_inv_freq, rope_scores
@@ -65,10 +65,18 @@ class Family:
     lab: bool = False
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise PosEncError(f"family {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
-        if (self.scores is None) != (self.linear_route is None) or self.linear_route not in (None, *ROUTES):
-            raise PosEncError(f"family {self.name!r}: a family in Compare needs scores and a linear_route in {ROUTES}")
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise PosEncError(f"a family's name must be an identifier (it keys words and runs), got {self.name!r:.60}")
+        as_choice("kind", self.kind, KINDS)
+        if self.linear_route is not None:
+            as_choice("linear_route", self.linear_route, ROUTES)
+        if (self.scores is None) != (self.linear_route is None):
+            raise PosEncError(f"family {self.name!r}: a family in Compare needs both scores and a linear_route")
+        for hook in ("scores", "head"):
+            if getattr(self, hook) is not None and not callable(getattr(self, hook)):
+                raise PosEncError(f"family {self.name!r}: {hook} must be a function")
+        if not isinstance(self.lab, bool):
+            raise PosEncError(f"family {self.name!r}: lab must be True or False, got {self.lab!r:.60}")
 
 
 # --- Compare: the position-only logits when every position holds the same content ---------------------------------

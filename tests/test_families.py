@@ -53,6 +53,10 @@ def test_a_malformed_entry_fails_when_the_registry_is_built() -> None:
         Family("fire", "learned bias")
     with pytest.raises(pc.PosEncError, match="linear_route"):
         Family("fire", "bias", scores=lambda length, *, dim, seed: np.zeros((length, length)))
+    with pytest.raises(pc.PosEncError, match="linear_route"):
+        Family("fire", "bias", scores=lambda length, *, dim, seed: np.zeros((length, length)), linear_route="scan")
+    with pytest.raises(pc.PosEncError, match="identifier"):
+        Family("fire-2", "bias")
 
 
 @pytest.mark.parametrize("name", COMPARED)
