@@ -98,14 +98,14 @@ class Stack(nn.Module):
 
     # --- one block -------------------------------------------------------------------------------------------------
 
-    def _block(self, x: torch.Tensor, w: dict, p: str, bias: list[torch.Tensor], rope: tuple | None) -> torch.Tensor:
+    def _block(self, x: torch.Tensor, w: dict, p: str, bias: list[torch.Tensor], rope: list[tuple]) -> torch.Tensor:
         r"""A pre-LN decoder block of every member at once, as ``Block.forward``; the members' heads side by side."""
         e, b, length, d = x.shape
         h = self.config.n_heads
         qkv = _linear(_layer_norm(x, w[p + "ln1.weight"], w[p + "ln1.bias"]), w[p + "qkv.weight"], w[p + "qkv.bias"])
         q, k, v = qkv.view(e, b, length, 3, h, d // h).permute(3, 1, 0, 4, 2, 5).reshape(3, b, e * h, length, d // h)
-        if rope is not None:  # the RoPE member's heads turn; the others pass as they are
-            q, k = _rotate_heads(q, *rope), _rotate_heads(k, *rope)
+        for turn in rope:  # each rotating (RoPE) member's heads turn; the others pass as they are
+            q, k = _rotate_heads(q, *turn), _rotate_heads(k, *turn)
         attn = _attend(q, k, v, bias)  # (B, E·H, L, d_head)
         attn = attn.view(b, e, h, length, d // h).permute(1, 0, 3, 2, 4).reshape(e, b, length, d)
         x = x + _linear(attn, w[p + "proj.weight"], w[p + "proj.bias"])
@@ -143,8 +143,8 @@ class Stack(nn.Module):
 
 def _constants(members: Sequence[nn.Module], length: int) -> dict:
     r"""Zero positions (L, d); the fixed biases of every member without a learned bias, side by side
-    (1, E'·H, L, L), and each learned bias's index (T5's bucket of each (i, j)) by member; the rotating (RoPE)
-    member's heads and its (cos, sin), or None when no member rotates."""
+    (1, E'·H, L, L), and each learned bias's index (T5's bucket of each (i, j)) by member; each rotating (RoPE)
+    member's heads and its (cos, sin) (none when no member rotates)."""
     config = members[0].config
     device = next(members[0].parameters()).device
     zeros = torch.zeros(length, config.d_model, device=device)
@@ -153,11 +153,11 @@ def _constants(members: Sequence[nn.Module], length: int) -> dict:
     fixed = [m.attention_bias(length) for m in members if not m.hooks.learned_bias]  # a learned one: at each call
     bias = torch.cat([causal if b is None else b for b in fixed])[None] if fixed else None  # (1, E'·H, L, L)
     indices = {e: m.hooks.index(m, length) for e, m in enumerate(members) if m.hooks.learned_bias}
-    rope = None
+    rope = []
     for e, m in enumerate(members):
         tables = m.hooks.rotation(m, length, None)
         if tables is not None:  # its heads among the E·H, and its (L, d_head/2) tables
-            rope = (slice(e * config.n_heads, (e + 1) * config.n_heads), *tables)
+            rope.append((slice(e * config.n_heads, (e + 1) * config.n_heads), *tables))
     return {"zeros": zeros, "bias": bias, "indices": indices, "rope": rope}
 
 
