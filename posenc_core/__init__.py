@@ -6,7 +6,9 @@ Rotary (applied to q and k):     :mod:`.rope` (rotation, pairings, decay, near r
                                  :mod:`.rope_scaling` (PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE, p-RoPE, axial:
                                  one registry entry per rope_type, their shared formulas, per-pair analysis, a model's
                                  config.json, read layer by layer)
-Attention, and why it needs position: :mod:`.attention`
+Attention, and why it needs position: :mod:`.attention` (the operations), :mod:`.equivariance` (page 1),
+                                 :mod:`.probes` (position in the residual stream)
+Every family in one registry:    :mod:`.families` (kind, Compare's score matrix, page 1's head, in the lab or not)
 Every encoding side by side:     :mod:`.compare`
 The extrapolation lab's task, without torch: :mod:`.lab_task`
 
@@ -27,18 +29,12 @@ from .alibi import (
     alibi_slopes,
 )
 from .attention import (
-    ENCODINGS,
-    PROBE_READS,
-    PositionReadout,
     attention,
     attention_scores,
     attention_weights,
-    permutation_equivariance_residual,
-    position_readout,
+    causal_mask,
     projection_weights,
     random_logits,
-    residual_stream_probe,
-    self_attention,
     softmax,
     token_embeddings,
 )
@@ -53,7 +49,9 @@ from .compare import (
     position_score_matrix,
     toeplitz_residual,
 )
+from .equivariance import ENCODINGS, permutation_equivariance_residual, self_attention
 from .errors import ERROR_FIELDS, MAX_ELEMENTS, PosEncError
+from .families import FAMILIES, KINDS, Family
 from .learned import (
     EmbeddingSum,
     PositionOutOfRangeError,
@@ -68,10 +66,10 @@ from .learned import (
     trained_row_change,
 )
 from .positions import binary_positions, integer_positions, neighbour_distances, normalized_positions
+from .probes import PROBE_READS, PositionReadout, position_readout, residual_stream_probe
 from .relative import (
     TOEPLITZ_METHODS,
     ShawAttention,
-    causal_mask,
     diagonal_spread,
     relative_positions,
     shaw_attention,
@@ -180,6 +178,8 @@ __all__ = [
     "COMPARED",
     "ENCODINGS",
     "ERROR_FIELDS",
+    "FAMILIES",
+    "KINDS",
     "LINEAR_ROUTES",
     "MAX_ELEMENTS",
     "PROBE_READS",
@@ -190,6 +190,7 @@ __all__ = [
     "EmbeddingSum",
     "EntropyCurves",
     "ExtrapolationExcess",
+    "Family",
     "LayerPosition",
     "PosEncError",
     "PositionOutOfRangeError",

@@ -28,8 +28,9 @@ import math
 
 import numpy as np
 
+from .attention import causal_mask
 from .errors import MAX_ELEMENTS, PosEncError, as_array, as_bool, as_choice, as_float, as_int, check_elements
-from .relative import causal_mask, relative_positions
+from .relative import relative_positions
 from .rope.linear import elu_feature_map
 
 __all__ = [

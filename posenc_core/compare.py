@@ -36,19 +36,16 @@ largest.
 
 from __future__ import annotations
 
-import math
 from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
 
-from .alibi import alibi_bias, alibi_linear_attention, alibi_slopes
-from .attention import projection_weights, token_embeddings
+from .alibi import alibi_linear_attention, alibi_slopes
 from .errors import PosEncError, as_array, as_choice, as_float, as_int, check_elements
-from .learned import learned_table
-from .relative import shaw_relative_index, t5_bucket_matrix, toeplitz_deviation, toeplitz_linear_attention
-from .rope import elu_feature_map, rope_inv_freq, rope_scores
-from .sinusoidal import sinusoidal
+from .families import ALIBI_HEADS, COMPARED, FAMILIES, LINEAR_ROUTES
+from .relative import toeplitz_deviation, toeplitz_linear_attention
+from .rope import elu_feature_map
 
 __all__ = [
     "COMPARED",
@@ -62,28 +59,14 @@ __all__ = [
     "toeplitz_residual",
 ]
 
-#: The encodings :func:`position_score_matrix` builds, absolute first.
-COMPARED = ("sinusoidal", "learned", "shaw", "t5", "rope", "alibi")
-#: How linear attention applies each encoding without an N × N matrix: "per_token", features of one token (rank ≤ d);
-#: "fft", a Toeplitz factor by FFT (Luo et al. 2021); "decay", ALiBi's e^(−m(i−j)) as decayed running totals (causal)
-#: or one pass each way (bidirectional).
-LINEAR_ROUTES = MappingProxyType(
-    {
-        "sinusoidal": "per_token",
-        "learned": "per_token",
-        "shaw": "fft",
-        "t5": "fft",
-        "rope": "per_token",
-        "alibi": "decay",
-    }
-)
+# COMPARED (the families :func:`position_score_matrix` builds, absolute first) and LINEAR_ROUTES (how linear attention
+# applies each without an N × N matrix: "per_token", features of one token, rank ≤ d; "fft", a Toeplitz factor by
+# FFT, Luo et al. 2021; "decay", ALiBi's e^(−m(i−j)) as decayed running totals when causal, one pass each way when
+# bidirectional) are read from the family registry, :data:`posenc_core.families.FAMILIES`.
 #: The methods :func:`bias_route_residual` accepts per route.
 BIAS_METHODS = MappingProxyType({"fft": ("fft",), "decay": ("decay", "fft")})
 MAX_LENGTH = 4096
 MAX_DIM = 1024
-_SHAW_MAX_RELATIVE = 16  # Shaw et al. found k ≥ 2 enough for translation; 16 shows the clipping on a small matrix
-_T5_BUCKETS, _T5_MAX_DISTANCE = 32, 128  # T5's defaults
-_ALIBI_HEADS = 8  # head 0 of 8: slope 1/2, the steepest
 _ROUTE_VALUE_DIM = 8  # value width in bias_route_residual: the fast routes cost O(N log N · d · d_v)
 
 
@@ -93,33 +76,14 @@ def position_score_matrix(encoding: str, length: int, *, dim: int = 64, seed: in
 
     Content x, projections :math:`W_Q, W_K` and any learned table (BERT-style positions, Shaw's 2k + 1 offset
     vectors, T5's bucket scalars) are random but fixed by ``seed``; ALiBi is shown in its bidirectional form
-    :math:`-m|i - j|` (slope 1/2) so every matrix is full. ``encoding`` is one of :data:`COMPARED`.
+    :math:`-m|i - j|` (slope 1/2) so every matrix is full. ``encoding`` is one of :data:`COMPARED`; each family's
+    ``scores`` (:data:`~posenc_core.families.FAMILIES`) builds its matrix.
     """
     encoding = as_choice("encoding", encoding, COMPARED)
     length = as_int("length", length, lo=2, hi=MAX_LENGTH)
     dim = as_int("dim", dim, lo=2, hi=MAX_DIM, even=True)
     seed = as_int("seed", seed, lo=0, hi=2**32 - 1)
-    x = token_embeddings(["token"], dim, seed=seed)  # (1, d): one content vector for every position
-    w_q, w_k, _ = projection_weights(dim, dim, seed=seed)
-    rng = np.random.default_rng([seed, 0xC0DE])
-    if encoding in ("sinusoidal", "learned"):
-        table = sinusoidal(length, dim) if encoding == "sinusoidal" else learned_table(length, dim, seed=seed)
-        h = x + table  # (L, d): position added to the input
-        return (h @ w_q) @ (h @ w_k).T / math.sqrt(dim)
-    q, k = x @ w_q, x @ w_k  # (1, d): the same query and key at every position
-    content = float((q @ k.T)[0, 0]) / math.sqrt(dim)
-    if encoding == "rope":
-        rows_q, rows_k = np.repeat(q, length, axis=0), np.repeat(k, length, axis=0)
-        return rope_scores(rows_q, rows_k, rope_inv_freq(dim))
-    if encoding == "shaw":
-        offsets = rng.standard_normal((2 * _SHAW_MAX_RELATIVE + 1, dim))  # a_{-k} … a_k, key side (Shaw eq. 4)
-        index = shaw_relative_index(length, length, max_relative=_SHAW_MAX_RELATIVE)
-        return content + (q @ offsets.T)[0][index] / math.sqrt(dim)
-    if encoding == "t5":
-        buckets = rng.standard_normal(_T5_BUCKETS)  # one learned scalar per bucket (one head)
-        index = t5_bucket_matrix(length, num_buckets=_T5_BUCKETS, max_distance=_T5_MAX_DISTANCE)
-        return content + buckets[index]
-    return content + alibi_bias(_ALIBI_HEADS, length, causal=False, heads=[0])[0]
+    return FAMILIES[encoding].scores(length, dim=dim, seed=seed)
 
 
 def bias_route_residual(
@@ -157,7 +121,7 @@ def bias_route_residual(
     weights = factor * (phi_q @ phi_k.T)
     dense = (weights @ v) / weights.sum(axis=1)[:, None]
     if method == "decay":
-        slope = float(alibi_slopes(_ALIBI_HEADS)[0])  # the head position_score_matrix draws
+        slope = float(alibi_slopes(ALIBI_HEADS)[0])  # the head position_score_matrix draws
         fast = alibi_linear_attention(q, k, v, slope=slope, causal=causal)
     else:
         bias = np.concatenate([scores[:0:-1, 0], scores[0, :]])  # s at j − i = −(L−1) … L − 1

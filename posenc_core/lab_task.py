@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import PosEncError
+from .families import LAB
 from .rope_scaling import ROPE_REGISTRY
 
 __all__ = [
@@ -47,7 +48,8 @@ __all__ = [
     "text_corpus", "verdict", "verdict_measures", "verdict_tolerance",
 ]  # fmt: skip
 
-ENCODINGS = ("none", "learned", "sinusoidal", "rope", "alibi", "t5")
+#: The encodings the lab trains: the registry's families marked ``lab`` (:data:`posenc_core.families.LAB`).
+ENCODINGS = LAB
 TASKS = ("lag", "retrieval", "text")
 #: Zero-shot context extension applied to the RoPE model at inference, by rope_type (None: plain RoPE): the
 #: registry's types marked ``in_lab``.

@@ -11,10 +11,10 @@ along every diagonal.
   TensorFlow's ``_relative_position_bucket``: one learned scalar per bucket per head; small offsets get a bucket
   each, larger ones share logarithmically wider buckets up to ``max_distance``, beyond which all share the last.
 
-The offsets themselves are :func:`relative_positions` (queries aligned to the last keys; :func:`causal_mask` marks the
-keys in the future). A matrix that depends on j − i only is **Toeplitz**; :func:`diagonal_spread` and
-:func:`toeplitz_deviation` measure how far any matrix is from that (0 exactly for Shaw's and T5's biases, for ALiBi
-and for RoPE's scores).
+The offsets themselves are :func:`relative_positions` (queries aligned to the last keys;
+:func:`~posenc_core.causal_mask`, in :mod:`.attention`, marks the keys in the future). A matrix that depends on j − i
+only is **Toeplitz**; :func:`diagonal_spread` and :func:`toeplitz_deviation` measure how far any matrix is from that
+(0 exactly for Shaw's and T5's biases, for ALiBi and for RoPE's scores).
 
 **Toeplitz by FFT.** A Toeplitz matrix is a corner of a circulant one, and a circulant matrix is diagonal in the
 Fourier basis, so :func:`toeplitz_matmul` applies :math:`T_{ij} = c_{j-i}` to a vector in O(N log N) from its
@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .attention import softmax
 from .errors import (
     MAX_ELEMENTS,
     PosEncError,
@@ -46,7 +47,6 @@ __all__ = [
     "SHAW_METHODS",
     "TOEPLITZ_METHODS",
     "ShawAttention",
-    "causal_mask",
     "diagonal_spread",
     "relative_positions",
     "shaw_attention",
@@ -74,11 +74,6 @@ def relative_positions(query_length: int, key_length: int | None = None) -> np.n
     i = np.arange(query_length, dtype=np.int64) + (key_length - query_length)
     j = np.arange(key_length, dtype=np.int64)
     return j[None, :] - i[:, None]  # (Lq, Lk)
-
-
-def causal_mask(query_length: int, key_length: int | None = None) -> np.ndarray:
-    r"""Boolean (Lq, Lk) matrix, True where key j lies in the future of query i (j > i): those get −inf."""
-    return relative_positions(query_length, key_length) > 0
 
 
 def shaw_relative_index(query_length: int, key_length: int, *, max_relative: int) -> np.ndarray:
@@ -246,8 +241,6 @@ def shaw_attention(
     Paper: Shaw, Uszkoreit & Vaswani 2018, "Self-Attention with Relative Position Representations",
     arXiv:1803.02155, eqs. (3)–(5) and §3.3.
     """
-    from .attention import softmax  # attention builds on this module's positions: imported here, not at the top
-
     x, w_q, w_k, w_v = (as_array(n, a, ndim=2) for n, a in (("x", x), ("w_q", w_q), ("w_k", w_k), ("w_v", w_v)))
     k = as_int("max_relative", max_relative, lo=0, hi=MAX_ELEMENTS)
     method = as_choice("method", method, SHAW_METHODS)

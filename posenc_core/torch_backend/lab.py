@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import sys
@@ -46,8 +47,9 @@ from ..lab_task import (
     text_corpus,
 )
 from ..rope_scaling import ROPE_REGISTRY
-from . import alibi_slopes, pick_device, rope_cos_sin, rope_frequencies, rotate_pairs, sinusoidal, t5_relative_bucket
+from . import pick_device, rope_cos_sin, rope_frequencies, rotate_pairs
 from .lab_data import Source
+from .lab_families import LAB_HOOKS, relative
 from .lab_stack import Stack
 
 __all__ = ["ENCODINGS", "EXTENSIONS", "PRESETS", "TASKS", "LabCancelled", "LabConfig", "optimal_loss", "run_lab"]
@@ -82,8 +84,9 @@ class Block(nn.Module):
 
 
 class TinyLM(nn.Module):
-    """A decoder whose one varying part is ``encoding``; shared weights are created first, so equal seeds give
-    equal shared initial weights across encodings."""
+    """A decoder whose one varying part is ``encoding``, whose hooks (:data:`~.lab_families.LAB_HOOKS`) say how it
+    handles position; shared weights are created first, so equal seeds give equal shared initial weights across
+    encodings."""
 
     def __init__(self, config: LabConfig, encoding: str) -> None:
         super().__init__()
@@ -98,18 +101,8 @@ class TinyLM(nn.Module):
         self.blocks = nn.ModuleList(Block(d, h) for _ in range(config.n_layers))
         self.ln_f = nn.LayerNorm(d)
         self.head = nn.Linear(d, config.vocab)
-        if encoding == "learned":  # as long as the longest evaluation; rows ≥ train_length − 1 are never trained
-            self.positions = nn.Embedding(longest, d)
-        if encoding == "t5":  # one learned scalar per (bucket, head), shared by all layers as in T5
-            self.t5_bias = nn.Embedding(config.t5_buckets, h)
-        if encoding == "sinusoidal":
-            self.register_buffer("sinusoid", sinusoidal(longest, d, dtype=torch.float32), persistent=False)
-        if encoding == "alibi":
-            self.register_buffer("slopes", alibi_slopes(h).to(torch.float32), persistent=False)
-        if encoding == "rope":
-            cos, sin = self.rope_tables(longest, None)
-            self.register_buffer("rope_cos", cos, persistent=False)
-            self.register_buffer("rope_sin", sin, persistent=False)
+        self.hooks = LAB_HOOKS[encoding]
+        self.hooks.setup(self, longest)
 
     def rope_tables(self, length: int, rope_scaling: dict | None) -> tuple[torch.Tensor, torch.Tensor]:
         r"""(L, d_head/2) cos and sin for the RoPE frequencies of ``rope_scaling`` (None: as trained)."""
@@ -126,43 +119,24 @@ class TinyLM(nn.Module):
         r"""Logits (B, L, vocab); ``rope`` replaces the trained RoPE tables (zero-shot extension)."""
         length = tokens.shape[1]
         x = self.tokens(tokens)
-        if self.encoding == "learned":
-            x = x + self.positions.weight[:length]
-        elif self.encoding == "sinusoidal":
-            x = x + self.sinusoid[:length]
-        if self.encoding == "rope":
-            cos, sin = rope if rope is not None else (self.rope_cos, self.rope_sin)
-            rope = (cos[:length], sin[:length])
+        added = self.hooks.added(self, length)
+        if added is not None:
+            x = x + added
+        rope = self.hooks.rotation(self, length, rope)
         mask = self.attention_bias(length)
         for block in self.blocks:
             x = block(x, mask, rope)
         return self.head(self.ln_f(x))
 
-    def attention_bias(self, length: int, buckets: torch.Tensor | None = None) -> torch.Tensor | None:
-        r"""The additive (H, L, L) bias with −inf on future keys, or None for a plain causal mask; ``buckets`` are
-        :meth:`t5_buckets` at ``length``, when already made."""
-        if self.encoding not in ("alibi", "t5"):
+    def attention_bias(self, length: int, index: torch.Tensor | None = None) -> torch.Tensor | None:
+        r"""The additive (H, L, L) bias with −inf on future keys, or None for a plain causal mask; ``index`` is a
+        learned bias's index at ``length`` (:class:`~.lab_families.LabHooks`), when already made."""
+        if self.hooks.bias is None:
             return None
-        rel = _relative(length, self.head.weight.device)  # j − i
-        if self.encoding == "alibi":  # −m_h (i − j) on and below the diagonal (Press et al. 2022, §3)
-            bias = self.slopes[:, None, None] * rel.to(torch.float32)
-        else:
-            buckets = self.t5_buckets(length) if buckets is None else buckets
-            bias = self.t5_bias(buckets).permute(2, 0, 1)  # (H, L, L)
-        return bias.masked_fill(rel > 0, float("-inf"))
-
-    def t5_buckets(self, length: int) -> torch.Tensor:
-        r"""(L, L) T5's unidirectional bucket of each (query i, key j) (Raffel et al. 2020)."""
-        rel = _relative(length, self.head.weight.device)
-        return t5_relative_bucket(
-            rel, bidirectional=False, num_buckets=self.config.t5_buckets, max_distance=self.config.t5_max_distance
-        )
-
-
-def _relative(length: int, device: torch.device) -> torch.Tensor:
-    r"""(L, L) key position minus query position, j − i."""
-    positions = torch.arange(length, device=device)
-    return positions[None, :] - positions[:, None]
+        rel = relative(length, self.head.weight.device)  # j − i
+        if index is None and self.hooks.learned_bias:
+            index = self.hooks.index(self, length)
+        return self.hooks.bias(self, rel, index).masked_fill(rel > 0, float("-inf"))
 
 
 # --- training and evaluation ------------------------------------------------------------------------------------
@@ -194,12 +168,8 @@ def run_lab(
         models, trained = _train(seeded, source, progress, done=index * config.steps, total=len(seeds) * config.steps)
         for encoding, model in models.items():
             stats = trained[encoding] | _evaluate(model, source, seeded.eval_length)
-            if encoding == "learned" and seed == seeds[0]:  # the trained table, to 4 L: rows from L − 1 never moved
-                rows = min(4 * seeded.train_length, model.positions.num_embeddings)
-                stats["table"] = np.round(model.positions.weight[:rows].detach().cpu().numpy(), 5).tolist()
-            if encoding == "rope":
-                length = seeded.extension_factor * seeded.train_length
-                stats["extension"] = {str(kind): _evaluate(model, source, length, kind) for kind in EXTENSIONS}
+            evaluate = functools.partial(_evaluate, model, source)  # (length, rope_type): a family's extra curves
+            stats |= model.hooks.record(model, evaluate, seed == seeds[0])
             per_seed[encoding].append(stats)
     if dev.type == "cuda":
         torch.cuda.synchronize()

@@ -37,11 +37,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import rotate_pairs
+from .lab_families import LAB_HOOKS
 
 __all__ = ["Stack"]
 
 #: Parameters that only one encoding's model has: the stack trains the model's own tensor, in place.
-OWN = ("positions.", "t5_bias.")
+OWN = tuple(f"{name}." for hooks in LAB_HOOKS.values() for name in hooks.own)
 
 
 class Stack(nn.Module):
@@ -51,15 +52,16 @@ class Stack(nn.Module):
 
     def __init__(self, models: Sequence[nn.Module]) -> None:
         super().__init__()
-        # A plain list, not submodules (while training, their weights live here); T5's last: its heads attend apart.
-        self.members = sorted(models, key=lambda m: m.encoding == "t5")
+        # A plain list, not submodules (while training, their weights live here); a learned bias (T5's) last: its
+        # heads attend apart.
+        self.members = sorted(models, key=lambda m: m.hooks.learned_bias)
         models = self.members
         self.config = models[0].config
         self.names = [name for name, _ in models[0].named_parameters() if not name.startswith(OWN)]
         with torch.no_grad():
             weights = {name: [dict(m.named_parameters())[name] for m in models] for name in self.names}
             self.weights = nn.ParameterList(nn.Parameter(torch.stack(weights[name])) for name in self.names)
-        # The learned table and T5's bias are the members' own Parameters, trained where they are.
+        # The learned table and T5's bias (each family's ``own``) are the members' own Parameters, trained in place.
         self.own = nn.ParameterList(p for m in models for name, p in m.named_parameters() if name.startswith(OWN))
         self._constants: dict[int, dict] = {}  # length → the bias, RoPE tables and zero positions at that length
 
@@ -96,14 +98,14 @@ class Stack(nn.Module):
 
     # --- one block -------------------------------------------------------------------------------------------------
 
-    def _block(self, x: torch.Tensor, w: dict, p: str, bias: list[torch.Tensor], rope: tuple | None) -> torch.Tensor:
+    def _block(self, x: torch.Tensor, w: dict, p: str, bias: list[torch.Tensor], rope: list[tuple]) -> torch.Tensor:
         r"""A pre-LN decoder block of every member at once, as ``Block.forward``; the members' heads side by side."""
         e, b, length, d = x.shape
         h = self.config.n_heads
         qkv = _linear(_layer_norm(x, w[p + "ln1.weight"], w[p + "ln1.bias"]), w[p + "qkv.weight"], w[p + "qkv.bias"])
         q, k, v = qkv.view(e, b, length, 3, h, d // h).permute(3, 1, 0, 4, 2, 5).reshape(3, b, e * h, length, d // h)
-        if rope is not None:  # the RoPE member's heads turn; the others pass as they are
-            q, k = _rotate_heads(q, *rope), _rotate_heads(k, *rope)
+        for turn in rope:  # each rotating (RoPE) member's heads turn; the others pass as they are
+            q, k = _rotate_heads(q, *turn), _rotate_heads(k, *turn)
         attn = _attend(q, k, v, bias)  # (B, E·H, L, d_head)
         attn = attn.view(b, e, h, length, d // h).permute(1, 0, 3, 2, 4).reshape(e, b, length, d)
         x = x + _linear(attn, w[p + "proj.weight"], w[p + "proj.bias"])
@@ -114,7 +116,7 @@ class Stack(nn.Module):
 
     def _positions(self, length: int) -> torch.Tensor | None:
         r"""(E, L, d): what each member adds to its token vectors (None when no member adds anything)."""
-        rows = [_added_positions(m, length) for m in self.members]
+        rows = [m.hooks.added(m, length) for m in self.members]
         if all(row is None for row in rows):
             return None
         zeros = self._constant(length)["zeros"]
@@ -122,10 +124,14 @@ class Stack(nn.Module):
 
     def _biases(self, length: int) -> list[torch.Tensor]:
         r"""The members' additive attention biases with −∞ on future keys, as consecutive groups of heads: one
-        (1, E'·H, L, L) for every member with a fixed bias (made once per length), then T5's (1, H, L, L), computed
-        anew at every call (it is learned)."""
+        (1, E'·H, L, L) for every member with a fixed bias (made once per length), then each learned bias (T5's)
+        (1, H, L, L), computed anew at every call."""
         constant = self._constant(length)
-        learned = [m.attention_bias(length, constant["buckets"])[None] for m in self.members if m.encoding == "t5"]
+        learned = [
+            m.attention_bias(length, constant["indices"][e])[None]
+            for e, m in enumerate(self.members)
+            if m.hooks.learned_bias
+        ]
         return ([] if constant["bias"] is None else [constant["bias"]]) + learned
 
     def _constant(self, length: int) -> dict:
@@ -136,30 +142,23 @@ class Stack(nn.Module):
 
 
 def _constants(members: Sequence[nn.Module], length: int) -> dict:
-    r"""Zero positions (L, d); the fixed biases of every member but T5, side by side (1, E'·H, L, L), and T5's bucket
-    of each (i, j); the RoPE member's heads and its (cos, sin), or None when no member rotates."""
+    r"""Zero positions (L, d); the fixed biases of every member without a learned bias, side by side
+    (1, E'·H, L, L), and each learned bias's index (T5's bucket of each (i, j)) by member; each rotating (RoPE)
+    member's heads and its (cos, sin) (none when no member rotates)."""
     config = members[0].config
     device = next(members[0].parameters()).device
     zeros = torch.zeros(length, config.d_model, device=device)
     future = torch.ones(length, length, dtype=torch.bool, device=device).triu(1)
     causal = torch.zeros(config.n_heads, length, length, device=device).masked_fill(future, float("-inf"))
-    fixed = [m.attention_bias(length) for m in members if m.encoding != "t5"]  # T5's is learned: made at each call
+    fixed = [m.attention_bias(length) for m in members if not m.hooks.learned_bias]  # a learned one: at each call
     bias = torch.cat([causal if b is None else b for b in fixed])[None] if fixed else None  # (1, E'·H, L, L)
-    buckets = next((m.t5_buckets(length) for m in members if m.encoding == "t5"), None)
-    rope = None
+    indices = {e: m.hooks.index(m, length) for e, m in enumerate(members) if m.hooks.learned_bias}
+    rope = []
     for e, m in enumerate(members):
-        if m.encoding == "rope":  # its heads among the E·H, and its (L, d_head/2) tables
-            rope = (slice(e * config.n_heads, (e + 1) * config.n_heads), m.rope_cos[:length], m.rope_sin[:length])
-    return {"zeros": zeros, "bias": bias, "buckets": buckets, "rope": rope}
-
-
-def _added_positions(member: nn.Module, length: int) -> torch.Tensor | None:
-    r"""(L, d): the rows a member adds to its token vectors, or None."""
-    if member.encoding == "learned":
-        return member.positions.weight[:length]
-    if member.encoding == "sinusoidal":
-        return member.sinusoid[:length]
-    return None
+        tables = m.hooks.rotation(m, length, None)
+        if tables is not None:  # its heads among the E·H, and its (L, d_head/2) tables
+            rope.append((slice(e * config.n_heads, (e + 1) * config.n_heads), *tables))
+    return {"zeros": zeros, "bias": bias, "indices": indices, "rope": rope}
 
 
 def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, biases: list[torch.Tensor]) -> torch.Tensor:

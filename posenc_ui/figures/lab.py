@@ -106,7 +106,7 @@ def by_position(
 ) -> go.Figure:
     r"""One line per encoding (mean over seeds, band = lowest to highest seed) over positions or distances."""
     data = [trace for name, seeds in curves.items()
-            for trace in _spread(x, seeds, t(f"enc.{name}", lang), ENCODING_COLOURS.get(name, BLACK))]  # fmt: skip
+            for trace in _spread(x, seeds, t(f"enc.{name}", lang), ENCODING_COLOURS[name])]  # fmt: skip
     factor = round(float(x.max()) / train_length)
     title = t(f"lab.fig_by_position.{task}", lang, length=train_length, factor=factor)
     return _per_position(data, optimum, x, title=title, task=task, train_length=train_length, metric=metric,
@@ -145,7 +145,7 @@ def training(curves: Mapping[str, np.ndarray], *, steps: int, lang: str) -> go.F
     for name, seeds in curves.items():
         seeds = np.atleast_2d(seeds)
         x = np.linspace(1, steps, seeds.shape[1])
-        data += _spread(x, seeds, t(f"enc.{name}", lang), ENCODING_COLOURS.get(name, BLACK))
+        data += _spread(x, seeds, t(f"enc.{name}", lang), ENCODING_COLOURS[name])
     return figure(
         data, title=t("lab.fig_training", lang), x=t("lab.axis_step", lang), y=t("lab.axis_loss", lang), height=420,
         **LEGEND_BELOW,

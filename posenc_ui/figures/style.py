@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import math
 import re
+from types import MappingProxyType
 
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
+
+from posenc_core.families import FAMILIES
 
 from ..i18n import t
 from .built import BuiltFigure
@@ -23,10 +26,20 @@ BLUE, ORANGE, GREEN, VERMILION = "#0072B2", "#E69F00", "#009E73", "#D55E00"
 PURPLE, SKY, YELLOW, BLACK, GREY = "#CC79A7", "#56B4E9", "#F0E442", "#000000", "#8C8C8C"
 PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILION, PURPLE, SKY, BLACK)
 
-#: Each way of injecting position, the same colour on every page.
-ENCODING_COLOURS = {
-    "none": GREY, "sinusoidal": BLUE, "learned": ORANGE, "rope": GREEN, "alibi": VERMILION, "t5": PURPLE,
-}  # fmt: skip
+_FAMILY_COLOURS = {
+    "none": GREY,
+    "sinusoidal": BLUE,
+    "learned": ORANGE,
+    "shaw": SKY,
+    "t5": PURPLE,
+    "rope": GREEN,
+    "alibi": VERMILION,
+}
+#: Each encoding family, the same colour on every page: one per entry of the family registry (a family without one
+#: is a KeyError here, at import; a colour for no family is refused too).
+ENCODING_COLOURS = MappingProxyType({name: _FAMILY_COLOURS[name] for name in FAMILIES})
+if set(_FAMILY_COLOURS) != set(FAMILIES):
+    raise KeyError(f"colours for families not in the registry: {sorted(set(_FAMILY_COLOURS) - set(FAMILIES))}")
 SIN_COLOUR, COS_COLOUR = BLUE, ORANGE
 WALL_COLOUR = VERMILION  # where a learned table ends
 #: Streamlit's theme colour (buttons, sliders, links): ``.streamlit/config.toml`` repeats it as ``primaryColor``.

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from posenc_core import (
     COMPARED,
+    FAMILIES,
     alibi_linear_attention,
     bias_route_residual,
     numerical_rank,
@@ -23,7 +24,9 @@ from posenc_core import (
     toeplitz_linear_attention,
     toeplitz_residual,
 )
+from posenc_core.families import RELATIVE_KINDS
 from posenc_core.lab_task import (
+    ENCODINGS,
     EXCESS_TOLERANCE,
     LEARNED_TOLERANCE,
     RISE_TOLERANCE,
@@ -39,7 +42,7 @@ from posenc_core.lab_task import (
 
 from ..figures import compare as figs
 from ..figures import heatmap
-from ..figures.style import ENCODING_COLOURS, GREY
+from ..figures.style import ENCODING_COLOURS
 from ..i18n import t
 from ..memo import RESULTS, memo
 from ..paths import ROOT
@@ -63,8 +66,10 @@ LAB_QUERY = {"lag": "task=lag&lag=2", "lag8": "task=lag&lag=8", "text": "task=te
 
 #: Relative diagonal spread under which a matrix counts as Toeplitz (rounding is ~1e-15).
 TOEPLITZ_TOLERANCE = 1e-9
-ABSOLUTE, RELATIVE = ("sinusoidal", "learned"), ("shaw", "t5", "rope", "alibi")
-LAB_ORDER = ("none", "sinusoidal", "learned", "t5", "rope", "alibi")
+#: The families whose position is added to the input, and those whose position is a pairwise bias or a rotation: what
+#: the live checks expect to be absolute and relative (read from the family registry, :data:`posenc_core.FAMILIES`).
+ABSOLUTE = tuple(e for e in COMPARED if FAMILIES[e].kind == "added")
+RELATIVE = tuple(e for e in COMPARED if FAMILIES[e].kind in RELATIVE_KINDS)
 #: Verdict states → the mark shown (◐ is followed by how far the encoding held, e.g. "◐ 8·L").
 MARKS = {"holds": "✓", "until": "◐", "fails": "✗", "not_learned": "○"}
 NBSP = "\u00a0"
@@ -82,10 +87,9 @@ PARAMS = (IntParam("length", 64, lo=16, hi=256, step=16),)
 
 
 def label(encoding: str, lang: str) -> str:
-    r"""The encoding's name: the shared ``enc.*`` key, or this page's for Shaw (no shared key yet) and NoPE."""
-    if encoding in ("shaw", "none"):
-        return t(f"compare.enc_{encoding}", lang)
-    return t(f"enc.{encoding}", lang)
+    r"""The encoding's name: the shared ``enc.*`` key, except that this page names the family without position
+    "NoPE" (``compare.enc_none``)."""
+    return t("compare.enc_none" if FAMILIES[encoding].kind == "none" else f"enc.{encoding}", lang)
 
 
 @memo
@@ -115,7 +119,7 @@ def lab_results(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Any]]:
 def lab_measures(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Mapping[str, Spread]]]:
     r"""Task → encoding → band → what the verdict reads (:func:`posenc_core.lab_task.verdict_measures`)."""
     return MappingProxyType(
-        {task: {e: verdict_measures(dict(r))[e] for e in LAB_ORDER} for task, r in lab_results(runs).items()}
+        {task: {e: verdict_measures(dict(r))[e] for e in ENCODINGS} for task, r in lab_results(runs).items()}
     )
 
 
@@ -127,7 +131,7 @@ def task_tolerance(task: str, runs: Runs = LAB_RUNS) -> float:
 def lab_verdicts(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Verdict]]:
     r"""Encoding → task → :class:`~posenc_core.lab_task.Verdict`, for every lab encoding and every committed run."""
     per_task = {task: extrapolation_verdicts(dict(results)) for task, results in lab_results(runs).items()}
-    return MappingProxyType({e: {task: verdicts[e] for task, verdicts in per_task.items()} for e in LAB_ORDER})
+    return MappingProxyType({e: {task: verdicts[e] for task, verdicts in per_task.items()} for e in ENCODINGS})
 
 
 def train_length(runs: Runs = LAB_RUNS) -> int:
@@ -177,8 +181,8 @@ def extrapolation_figure(v: Values, lang: str) -> go.Figure:
                 tolerance=task_tolerance(task),
             )
         )
-    labels = {e: label(e, lang) for e in LAB_ORDER}
-    colours = {e: ENCODING_COLOURS.get(e, GREY) for e in LAB_ORDER}
+    labels = {e: label(e, lang) for e in ENCODINGS}
+    colours = {e: ENCODING_COLOURS[e] for e in ENCODINGS}
     return figs.extrapolation(panels, labels, colours, train_length=train_length(), seeds=seeds(), lang=lang)
 
 

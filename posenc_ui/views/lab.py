@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from posenc_core import FAMILIES
+from posenc_core.families import RELATIVE_KINDS
 from posenc_core.lab_task import (
     ENCODINGS,
     LEARNED_TOLERANCE,
@@ -53,11 +55,13 @@ COMMITTED: dict[tuple[str, int], Path] = {
     ("text", 2): LAB_DIR / "text_cpu.json",
 }
 
-#: Which encodings a live run trains: all of them, or a smaller set that still tells the story faster.
+#: Which encodings a live run trains: all of them, or a smaller set that still tells the story faster. "absolute" and
+#: "relative" are read from the families' kinds (:data:`posenc_core.FAMILIES`): NoPE and the added codes; the pairwise
+#: biases and the rotation.
 ENCODING_SETS: dict[str, tuple[str, ...]] = {
     "all": ENCODINGS,
-    "absolute": ("none", "learned", "sinusoidal"),
-    "relative": ("rope", "alibi", "t5"),
+    "absolute": tuple(e for e in ENCODINGS if FAMILIES[e].kind in ("none", "added")),
+    "relative": tuple(e for e in ENCODINGS if FAMILIES[e].kind in RELATIVE_KINDS),
     "contrast": ("learned", "alibi"),
 }
 
@@ -253,7 +257,7 @@ def check_inside(values: Values) -> Check:
     that Compare's verdicts use (tasks with an optimum); text names the highest loss inside L instead."""
     path = shown_path(values)
     results, rows = read_results(path), bands(path, "loss")
-    positional = {name: row["inside"].high for name, row in rows.items() if name != "none"} or {
+    positional = {name: row["inside"].high for name, row in rows.items() if FAMILIES[name].kind != "none"} or {
         name: row["inside"].high for name, row in rows.items()
     }
     worst = max(positional, key=positional.get)

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from posenc_core import (
     ENCODINGS,
+    FAMILIES,
     permutation_equivariance_residual,
     projection_weights,
     self_attention,
@@ -94,7 +95,7 @@ def check_none(v: Values) -> Check:
 
 @uses("pair", "dim", "seed", "encoding")
 def check_selected(v: Values) -> Check:
-    if v["encoding"] == "none":
+    if FAMILIES[v["encoding"]].kind == "none":
         return check_none(v)
     residual = _residual(v["pair"], v["dim"], v["seed"], v["encoding"])
     return Check("why.check_encoding", residual, expect_zero=False, fmt_keys={"encoding": f"enc.{v['encoding']}"})

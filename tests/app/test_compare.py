@@ -10,13 +10,12 @@ import numpy as np
 import pytest
 from drawn import shown_checks
 
-from posenc_core import COMPARED
-from posenc_core.lab_task import band_table
+from posenc_core import COMPARED, FAMILIES
+from posenc_core.lab_task import ENCODINGS, band_table
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults
 from posenc_ui.views.compare import (
     EXCESS_TOLERANCE,
-    LAB_ORDER,
     LAB_RUNS,
     LEARNED_TOLERANCE,
     RISE_TOLERANCE,
@@ -44,14 +43,17 @@ def main_table(lang: str) -> dict[str, str]:
 
 
 def test_table_marks_relative_and_absolute_from_live_residuals() -> None:
+    r"""One row per family in Compare; the live residual marks the pairwise biases and the rotation relative and the
+    added codes absolute (their kinds in the registry), and only the lab's families link to it."""
     lines = main_table("en")
-    assert set(lines) == {"sinusoidal", "learned", "Shaw relative", "T5 bias", "RoPE", "ALiBi"}
-    for name in ("Shaw relative", "T5 bias", "RoPE", "ALiBi"):
-        assert "✓ relative" in lines[name]
-    for name in ("sinusoidal", "learned"):
-        assert "✗ absolute" in lines[name]
+    names = {e: t(f"enc.{e}", "en") for e in COMPARED}
+    assert set(lines) == set(names.values()) >= {"sinusoidal", "learned", "Shaw relative", "T5 bias", "RoPE", "ALiBi"}
+    for encoding, name in names.items():
+        kind = FAMILIES[encoding].kind
+        assert "✓ relative" in lines[name] if kind in ("bias", "rotation") else "✗ absolute" in lines[name]
+        assert ("Extrapolation_lab?lang=en" in lines[name]) == FAMILIES[encoding].lab
+        assert ("not in the lab" in lines[name]) != FAMILIES[encoding].lab
     assert "not in the lab" in lines["Shaw relative"]
-    assert all("Extrapolation_lab?lang=en" in lines[name] for name in lines if name != "Shaw relative")
 
 
 # --- the verdicts, recomputed from the JSON without band_table or the view's rule ---------------------------------
@@ -96,7 +98,7 @@ def test_lab_reads_all_four_committed_runs_with_three_seeds() -> None:
     }
     assert results["lag"]["config"]["lag"] == 2 and results["lag8"]["config"]["lag"] == 8
     assert results["text"]["optimal_loss"] is None
-    assert all(r["seeds"] == [0, 1, 2] and set(r["runs"]) >= set(LAB_ORDER) for r in results.values())
+    assert all(r["seeds"] == [0, 1, 2] and set(r["runs"]) >= set(ENCODINGS) for r in results.values())
     assert all(not path.name.startswith("results_cpu_seed0") for _, path in LAB_RUNS)
 
 
@@ -104,7 +106,7 @@ def test_lab_reads_all_four_committed_runs_with_three_seeds() -> None:
 def test_every_verdict_matches_an_independent_recomputation_from_the_json(task: str) -> None:
     path = dict(LAB_RUNS)[task]
     results = json.loads(path.read_text(encoding="utf-8"))
-    for encoding in LAB_ORDER:
+    for encoding in ENCODINGS:
         state, until, value = independent_verdict(results, encoding)
         verdict = lab_verdicts()[encoding][task]
         assert (verdict.state, verdict.until) == (state, until), (task, encoding)
@@ -201,7 +203,7 @@ def test_small_multiples_have_one_panel_per_encoding_at_screen_resolution() -> N
 
 def test_extrapolation_figure_has_one_panel_per_task_with_the_spread_over_seeds() -> None:
     fig = VIEW.figures["extrapolation"]({}, "en")
-    assert len(fig.data) == len(TASKS) * len(LAB_ORDER)
+    assert len(fig.data) == len(TASKS) * len(ENCODINGS)
     axes = sorted({trace.yaxis for trace in fig.data})
     assert len(axes) == len(TASKS)
     assert all(fig.layout[f"xaxis{n}"].domain == (0.0, 1.0) for n in ("", "2", "3", "4"))  # stacked: phone-wide
