@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from drawn import sent_charts
 
 from posenc_core import PosEncError
 from posenc_ui.figures import extension_layers as figs
 from posenc_ui.frame import widget_key
-from posenc_ui.frame.chart import sent_charts
 from posenc_ui.i18n import t
 from posenc_ui.presets import PRESET_IDS, load_presets
 from posenc_ui.state import FollowingChoiceParam, defaults
