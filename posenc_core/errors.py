@@ -87,23 +87,29 @@ def _show(value: object) -> str:
 def as_int(name: str, value: object, *, lo: int | None = None, hi: int | None = None, even: bool = False) -> int:
     """``value`` as a Python int in [lo, hi]; integral floats (``4096.0`` from a JSON config) are accepted."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise PosEncError(f"{name} must be an integer, got {_show(value)}", code="not_integer", name=name,
-                          value=_show(value))  # fmt: skip
+        raise PosEncError(
+            f"{name} must be an integer, got {_show(value)}", code="not_integer", name=name, value=_show(value)
+        )
     if isinstance(value, numbers.Integral):
         out = int(value)
     else:
         as_float_ = float(value)
         if not math.isfinite(as_float_) or not as_float_.is_integer():
-            raise PosEncError(f"{name} must be an integer, got {_show(value)}", code="not_integer", name=name,
-                              value=_show(value))  # fmt: skip
+            raise PosEncError(
+                f"{name} must be an integer, got {_show(value)}", code="not_integer", name=name, value=_show(value)
+            )
         out = int(as_float_)
     if lo is not None and out < lo:
         raise PosEncError(f"{name} must be ≥ {lo}, got {out}", code="too_small", name=name, value=out, bound=lo)
     if hi is not None and out > hi:
         raise PosEncError(f"{name} must be ≤ {hi}, got {out}", code="too_large", name=name, value=out, bound=hi)
     if even and out % 2:
-        raise PosEncError(f"{name} must be even (dimensions come in (cos, sin) pairs), got {out}", code="not_even",
-                          name=name, value=out)  # fmt: skip
+        raise PosEncError(
+            f"{name} must be even (dimensions come in (cos, sin) pairs), got {out}",
+            code="not_even",
+            name=name,
+            value=out,
+        )
     return out
 
 
@@ -117,8 +123,9 @@ def as_float(
 ) -> float:
     """``value`` as a finite Python float with optional bounds (``gt``: strictly greater than)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise PosEncError(f"{name} must be a real number, got {_show(value)}", code="not_real", name=name,
-                          value=_show(value))  # fmt: skip
+        raise PosEncError(
+            f"{name} must be a real number, got {_show(value)}", code="not_real", name=name, value=_show(value)
+        )
     out = float(value)
     if not math.isfinite(out):
         raise PosEncError(f"{name} must be finite, got {out}", code="not_finite", name=name, value=out)
@@ -135,8 +142,13 @@ def as_choice(name: str, value: object, allowed: Sequence[str]) -> str:
     """``value`` if it is one of the ``allowed`` strings."""
     if not isinstance(value, str) or value not in allowed:
         options = ", ".join(repr(a) for a in allowed)
-        raise PosEncError(f"{name} must be one of {options}; got {_show(value)}", code="not_choice", name=name,
-                          value=_show(value), allowed=options)  # fmt: skip
+        raise PosEncError(
+            f"{name} must be one of {options}; got {_show(value)}",
+            code="not_choice",
+            name=name,
+            value=_show(value),
+            allowed=options,
+        )
     return value
 
 
@@ -149,14 +161,20 @@ def as_float_dtype(name: str, value: object) -> np.dtype:
             dtype = None
         if dtype in (np.dtype(np.float32), np.dtype(np.float64)):
             return dtype
-    raise PosEncError(f"{name} must be float32 or float64, got {_show(value)}", code="not_choice", name=name,
-                      value=_show(value), allowed="float32, float64")  # fmt: skip
+    raise PosEncError(
+        f"{name} must be float32 or float64, got {_show(value)}",
+        code="not_choice",
+        name=name,
+        value=_show(value),
+        allowed="float32, float64",
+    )
 
 
 def as_bool(name: str, value: object) -> bool:
     if not isinstance(value, bool | np.bool_):
-        raise PosEncError(f"{name} must be True or False, got {_show(value)}", code="not_bool", name=name,
-                          value=_show(value))  # fmt: skip
+        raise PosEncError(
+            f"{name} must be True or False, got {_show(value)}", code="not_bool", name=name, value=_show(value)
+        )
     return bool(value)
 
 
@@ -178,11 +196,13 @@ def as_array(
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError, OverflowError) as exc:  # ragged lists, objects NumPy cannot hold
-        raise PosEncError(f"{name} must be an array of real numbers, got {_show(value)}", code="not_array",
-                          name=name) from exc  # fmt: skip
+        raise PosEncError(
+            f"{name} must be an array of real numbers, got {_show(value)}", code="not_array", name=name
+        ) from exc
     if arr.dtype == object or arr.dtype.kind not in "biuf":
-        raise PosEncError(f"{name} must be an array of real numbers, got dtype {arr.dtype}", code="not_array",
-                          name=name)  # fmt: skip
+        raise PosEncError(
+            f"{name} must be an array of real numbers, got dtype {arr.dtype}", code="not_array", name=name
+        )
     if ndim is not None and arr.ndim != ndim:
         raise PosEncError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
     if arr.ndim < min_ndim:

@@ -42,11 +42,32 @@ from .families import LAB
 from .rope_scaling import ROPE_REGISTRY
 
 __all__ = [
-    "ENCODINGS", "EXCESS_TOLERANCE", "EXTENSIONS", "LEARNED_TOLERANCE", "PRESETS", "RISE_TOLERANCE", "TASKS", "Band",
-    "LabConfig", "Spread", "TextCorpus", "Verdict", "band_edges", "band_seed_means", "band_table",
-    "extrapolation_rises", "extrapolation_verdicts", "for_task", "length_bands", "optimal_loss", "retrieval_distances",
-    "text_corpus", "verdict", "verdict_measures", "verdict_tolerance",
-]  # fmt: skip
+    "ENCODINGS",
+    "EXCESS_TOLERANCE",
+    "EXTENSIONS",
+    "LEARNED_TOLERANCE",
+    "PRESETS",
+    "RISE_TOLERANCE",
+    "TASKS",
+    "Band",
+    "LabConfig",
+    "Spread",
+    "TextCorpus",
+    "Verdict",
+    "band_edges",
+    "band_seed_means",
+    "band_table",
+    "extrapolation_rises",
+    "extrapolation_verdicts",
+    "for_task",
+    "length_bands",
+    "optimal_loss",
+    "retrieval_distances",
+    "text_corpus",
+    "verdict",
+    "verdict_measures",
+    "verdict_tolerance",
+]
 
 #: The encodings the lab trains: the registry's families marked ``lab`` (:data:`posenc_core.families.LAB`).
 ENCODINGS = LAB

@@ -268,11 +268,15 @@ def _check_shaw_shapes(x, w_q, w_k, w_v, a_k, a_v, k: int) -> tuple[int, int]:
     r"""(d_k, d_v) once the projections and the 2k + 1 offset vectors fit x; else a :class:`PosEncError`."""
     d_k, d_v = w_q.shape[1], w_v.shape[1]
     if w_q.shape[0] != x.shape[1] or w_k.shape != w_q.shape or w_v.shape[0] != x.shape[1]:
-        raise PosEncError(f"w_q, w_k must be (d, d_k) and w_v (d, d_v) with d = {x.shape[1]}, "
-                          f"got {w_q.shape}, {w_k.shape}, {w_v.shape}")  # fmt: skip
+        raise PosEncError(
+            f"w_q, w_k must be (d, d_k) and w_v (d, d_v) with d = {x.shape[1]}, "
+            f"got {w_q.shape}, {w_k.shape}, {w_v.shape}"
+        )
     if a_k.shape != (2 * k + 1, d_k) or a_v.shape != (2 * k + 1, d_v):
-        raise PosEncError(f"key_offsets must be ({2 * k + 1}, {d_k}) and value_offsets ({2 * k + 1}, {d_v}), "
-                          f"got {a_k.shape} and {a_v.shape}")  # fmt: skip
+        raise PosEncError(
+            f"key_offsets must be ({2 * k + 1}, {d_k}) and value_offsets ({2 * k + 1}, {d_v}), "
+            f"got {a_k.shape} and {a_v.shape}"
+        )
     return d_k, d_v
 
 

@@ -106,8 +106,9 @@ def _calibrate(device: str) -> None:
     evaluated = time.perf_counter() - stamps[-1]
     step = statistics.median(later - earlier for earlier, later in itertools.pairwise(stamps[2:]))
     share = step / len(config.encodings)  # each model's share of a step of them all
-    _store(lab.queue(), device, config, {name: _tokens_per_step(config) / share for name in config.encodings},
-           evaluated)  # fmt: skip
+    _store(
+        lab.queue(), device, config, {name: _tokens_per_step(config) / share for name in config.encodings}, evaluated
+    )
 
 
 # --- what is shown ---------------------------------------------------------------------------------------------
@@ -124,8 +125,12 @@ def about_task(page: Page) -> None:
     task = page.values["task"]
     if task == "text":
         corpus = text_corpus()
-        page.text("about.text", corpus=corpus.source, train_mb=f"{corpus.train.size / 1e6:.1f}",
-                  held_mb=f"{corpus.held_out.size / 1e6:.1f}")  # fmt: skip
+        page.text(
+            "about.text",
+            corpus=corpus.source,
+            train_mb=f"{corpus.train.size / 1e6:.1f}",
+            held_mb=f"{corpus.held_out.size / 1e6:.1f}",
+        )
     else:
         page.text(f"about.{task}")
 
@@ -145,12 +150,20 @@ def shown_caption(page: Page) -> None:
     config = results["config"]
     common = {"seconds": f"{results['seconds']:.0f}", "device": results["device"], "steps": config["steps"]}
     if "command" in results:
-        st.caption(page.t("lab.shown_committed", count=len(results["runs"]), seeds=len(results["seeds"]),
-                          command=results["command"], **common))  # fmt: skip
+        st.caption(
+            page.t(
+                "lab.shown_committed",
+                count=len(results["runs"]),
+                seeds=len(results["seeds"]),
+                command=results["command"],
+                **common,
+            )
+        )
     else:
         names = ", ".join(page.t(f"enc.{name}") for name in results["runs"])
-        st.caption(page.t("lab.shown_live", encodings=names, seed=config["seed"], length=config["train_length"],
-                          **common))  # fmt: skip
+        st.caption(
+            page.t("lab.shown_live", encodings=names, seed=config["seed"], length=config["train_length"], **common)
+        )
 
 
 def findings(page: Page) -> None:
@@ -161,8 +174,10 @@ def findings(page: Page) -> None:
     st.markdown(f"**{page.t('lab.h_findings')}**")
     kind = "gap" if results.get("optimal_loss") is not None else "loss"
     words = {"unit": page.t(f"lab.unit.{kind}"), "reference": page.t(f"lab.reference.{kind}")}
-    lines = [page.t(f"lab.verdict.{state}", encoding=page.t(f"enc.{name}"), **numbers, **words)
-             for name, (state, numbers) in lab.findings(page.values).items()]  # fmt: skip
+    lines = [
+        page.t(f"lab.verdict.{state}", encoding=page.t(f"enc.{name}"), **numbers, **words)
+        for name, (state, numbers) in lab.findings(page.values).items()
+    ]
     st.markdown("\n".join(f"- {line}" for line in lines) + f"\n\n{page.t('lab.verdict_rule')}")
     page.text(f"why.{results['task']}")
 
@@ -172,8 +187,9 @@ def band_table(page: Page) -> None:
     values = page.values
     table = lab.table(values)
     bands = list(next(iter(table.values())))
-    labels = {band: page.t("lab.band.inside") if band == "inside" else page.t("lab.band.beyond", band=band)
-              for band in bands}  # fmt: skip
+    labels = {
+        band: page.t("lab.band.inside") if band == "inside" else page.t("lab.band.beyond", band=band) for band in bands
+    }
     several = len(lab.shown_results(values)["seeds"]) > 1
     # A markdown table: st.dataframe would make the browser fetch 1.2 MB of grid and Arrow code for six rows.
     rows = [[page.t("axis.encoding"), *(labels[band] for band in bands)], ["---", *("---:" for _ in bands)]]
@@ -212,8 +228,9 @@ def estimate(page: Page) -> str:
     if not _WARM_DONE.is_set():
         imported = lab.queue().import_seconds(device)
         import_note = page.t("lab.estimate_import", seconds=f"{imported:.0f}") if imported else ""
-    return page.t("lab.estimate", count=len(config.encodings), device=device, seconds=f"{seconds:.0f}",
-                  import_note=import_note)  # fmt: skip
+    return page.t(
+        "lab.estimate", count=len(config.encodings), device=device, seconds=f"{seconds:.0f}", import_note=import_note
+    )
 
 
 def expected_seconds(config: LabConfig, measured: Mapping[str, float]) -> float | None:

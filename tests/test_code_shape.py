@@ -40,6 +40,24 @@ def _name(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
 
 
+def _comments(path: Path) -> list[tuple[int, str]]:
+    r"""(line, text) of every comment in ``path``: what ``ruff format`` reads as a directive."""
+    tokens = tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline)
+    return [(tok.start[0], tok.string) for tok in tokens if tok.type == tokenize.COMMENT]
+
+
+def test_ruff_format_lays_out_every_line() -> None:
+    r"""No ``fmt: skip`` / ``fmt: off`` directive: lines are not packed by hand to meet a size (issue 33)."""
+    directives = re.compile(r"#\s*fmt:\s*(skip|off)\b")
+    found = [
+        f"{_name(path)}:{line}"
+        for path in _sources("posenc_core", "posenc_ui", "pages", "app.py", "bench", "tests")
+        for line, text in _comments(path)
+        if directives.match(text)
+    ]
+    assert found == []
+
+
 def _string_literals(path: Path) -> list[tuple[int, str]]:
     r"""(line, text) of every string literal in ``path`` (f-strings whole); comments and code are not looked at."""
     tokens = tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline)
@@ -72,9 +90,13 @@ def test_streamlit_theme_uses_the_primary_colour_of_the_figures() -> None:
 
 @pytest.mark.parametrize(
     ("colour", "alpha", "css"),
-    [(style.WHITE, 0.8, "rgba(255,255,255,0.8)"), (style.BLUE, style.BAND_ALPHA, "rgba(0,114,178,0.18)"),
-     (style.GREY, 0.2, "rgba(140,140,140,0.2)"), (style.BLACK, 0, "rgba(0,0,0,0)")],
-)  # fmt: skip
+    [
+        (style.WHITE, 0.8, "rgba(255,255,255,0.8)"),
+        (style.BLUE, style.BAND_ALPHA, "rgba(0,114,178,0.18)"),
+        (style.GREY, 0.2, "rgba(140,140,140,0.2)"),
+        (style.BLACK, 0, "rgba(0,0,0,0)"),
+    ],
+)
 def test_translucent_colours_are_the_css_plotly_reads(colour: str, alpha: float, css: str) -> None:
     assert style.translucent(colour, alpha) == css
 

@@ -43,8 +43,9 @@ pytestmark = pytest.mark.skipif(
 def test_two_backends_behind_nginx_lose_one_and_no_session_is_lost() -> None:
     pages = [page.url_path for page in catalog.PAGES][:3]
     sessions = 12  # all on one backend by chance: 2 · 2⁻¹² ≈ 0.05 %
-    args = argparse.Namespace(sessions=sessions, moves=2, think=0.5, kill_after=2.5, deadline=20.0, duration=60.0,
-                              pages=pages)  # fmt: skip
+    args = argparse.Namespace(
+        sessions=sessions, moves=2, think=0.5, kill_after=2.5, deadline=20.0, duration=60.0, pages=pages
+    )
     result = scaleout.kill_one(args)
     assert 0 < result["sessions_on_victim"] < sessions  # the route cookie spread the class over both backends
     assert result["errors_on_survivor"] == 0 and result["reruns_on_survivor_after_kill"] > 0
@@ -102,8 +103,9 @@ def _answers(url: str) -> bool:
 def test_serve_command_serves_through_nginx_starts_a_dead_backend_again_and_stops_on_sigterm() -> None:
     port = free_port()
     cmd = [sys.executable, "-m", "posenc_ui.serve", "--processes", "2", "--address", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         _until(lambda: _answers(url), 120, "the class URL answers")
@@ -114,8 +116,15 @@ def test_serve_command_serves_through_nginx_starts_a_dead_backend_again_and_stop
         assert len(backends) == 2 and "nginx" in first
         victim = first[backends[0]]
         victim.kill()
-        _until(lambda: (new := _children(proc).get(backends[0])) is not None and new.pid != victim.pid
-               and _answers(f"http://127.0.0.1:{backends[0]}"), 90, "the killed backend is started again")  # fmt: skip
+        _until(
+            lambda: (
+                (new := _children(proc).get(backends[0])) is not None
+                and new.pid != victim.pid
+                and _answers(f"http://127.0.0.1:{backends[0]}")
+            ),
+            90,
+            "the killed backend is started again",
+        )
         started = _children(proc)
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=60)

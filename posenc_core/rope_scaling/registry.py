@@ -341,8 +341,13 @@ def _read_scaling(
     if unknown:
         allowed = ", ".join(sorted(ROPE_REGISTRY[rope_type].keys | {"rope_type"} | _BASE_KEYS)) or "rope_type"
         keys = ", ".join(map(repr, unknown))
-        raise PosEncError(f"rope_type {rope_type!r} does not use {keys}; it reads: {allowed}", code="unknown_keys",
-                          rope_type=rope_type, keys=keys, allowed=allowed)  # fmt: skip
+        raise PosEncError(
+            f"rope_type {rope_type!r} does not use {keys}; it reads: {allowed}",
+            code="unknown_keys",
+            rope_type=rope_type,
+            keys=keys,
+            allowed=allowed,
+        )
     params["rope_type"] = rope_type
     return params
 
@@ -378,8 +383,9 @@ def _optional_float(params: Mapping[str, object], key: str, **bounds: float) -> 
 
 def _required_float(params: Mapping[str, object], key: str, rope_type: str, **bounds: float) -> float:
     if params.get(key) is None:
-        raise PosEncError(f"rope_type {rope_type!r} needs {key!r} in rope_scaling", code="missing_key",
-                          rope_type=rope_type, key=key)  # fmt: skip
+        raise PosEncError(
+            f"rope_type {rope_type!r} needs {key!r} in rope_scaling", code="missing_key", rope_type=rope_type, key=key
+        )
     return as_float(f"rope_scaling[{key!r}]", params[key], **bounds)
 
 

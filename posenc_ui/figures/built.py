@@ -29,9 +29,15 @@ from plotly.basedatatypes import BasePlotlyType
 
 #: numpy dtypes plotly.js reads as typed arrays, and their short names (plotly.js ``dtype`` field).
 TYPED = {
-    "int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "i4", "uint32": "u4",
-    "float32": "f4", "float64": "f8",
-}  # fmt: skip
+    "int8": "i1",
+    "uint8": "u1",
+    "int16": "i2",
+    "uint16": "u2",
+    "int32": "i4",
+    "uint32": "u4",
+    "float32": "f4",
+    "float64": "f8",
+}
 NUMPY = {short: np.dtype(name) for name, short in TYPED.items()}
 #: Keys whose arrays plotly.js wants as plain lists (as plotly.py's own encoder leaves them).
 PLAIN_KEYS = frozenset({"geojson", "layer", "layers", "range"})
@@ -44,8 +50,9 @@ def typed_array(array: np.ndarray) -> dict[str, str] | list:
     """
     if array.dtype == np.int64 and array.size:
         lo, hi = int(array.min()), int(array.max())
-        narrow = next((t for t in (np.int8, np.int16, np.int32) if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max),
-                      None)  # fmt: skip
+        narrow = next(
+            (t for t in (np.int8, np.int16, np.int32) if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max), None
+        )
         if narrow is not None:
             array = array.astype(narrow)
     short = TYPED.get(array.dtype.name)

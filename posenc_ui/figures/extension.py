@@ -274,13 +274,31 @@ def _coverage_arcs(seen: np.ndarray, covered: np.ndarray, *, polar: str, legend:
     r"""One panel's three arcs per ring: what training saw (grey), what the test reuses of it, what is new."""
     reused = np.minimum(covered, seen)
     return [
-        _arc_traces(np.zeros_like(seen), seen, colour=SEEN_IN_TRAINING, name=t("extension.arc_seen", lang),
-                    polar=polar, show=legend),
-        _arc_traces(np.zeros_like(reused), reused, colour=AFTER_COLOUR, name=t("extension.arc_reused", lang),
-                    polar=polar, show=legend),
-        _arc_traces(seen, np.maximum(covered, seen), colour=UNSEEN_COLOUR, name=t("extension.arc_unseen", lang),
-                    polar=polar, show=legend),
-    ]  # fmt: skip
+        _arc_traces(
+            np.zeros_like(seen),
+            seen,
+            colour=SEEN_IN_TRAINING,
+            name=t("extension.arc_seen", lang),
+            polar=polar,
+            show=legend,
+        ),
+        _arc_traces(
+            np.zeros_like(reused),
+            reused,
+            colour=AFTER_COLOUR,
+            name=t("extension.arc_reused", lang),
+            polar=polar,
+            show=legend,
+        ),
+        _arc_traces(
+            seen,
+            np.maximum(covered, seen),
+            colour=UNSEEN_COLOUR,
+            name=t("extension.arc_unseen", lang),
+            polar=polar,
+            show=legend,
+        ),
+    ]
 
 
 def _polar_panel(left: float, width: float, rings: int) -> dict:

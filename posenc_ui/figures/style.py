@@ -150,8 +150,15 @@ def legend_below() -> dict:
     legend wraps into on a narrow screen; a legend at the top would sit on the title, and one a fixed fraction of
     the plot below it would sit on the axis title once a phone shrinks the plot.
     """
-    return {"orientation": "h", "xref": "container", "x": 0.0, "xanchor": "left", "yref": "container", "y": 0.0,
-            "yanchor": "bottom"}  # fmt: skip
+    return {
+        "orientation": "h",
+        "xref": "container",
+        "x": 0.0,
+        "xanchor": "left",
+        "yref": "container",
+        "y": 0.0,
+        "yanchor": "bottom",
+    }
 
 
 def _wide(text: str) -> bool:
@@ -233,14 +240,29 @@ def reference_line(
     label_y = math.log10(y) if log_axis else y
     return {
         "shapes": [
-            {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": y, "y1": y,
-             "line": {"color": GREY, "dash": dash, "width": 1}},
+            {
+                "type": "line",
+                "xref": "paper",
+                "x0": 0,
+                "x1": 1,
+                "y0": y,
+                "y1": y,
+                "line": {"color": GREY, "dash": dash, "width": 1},
+            },
         ],
         "annotations": [
-            {"xref": "paper", "x": x, "xanchor": "left" if left else "right", "y": label_y, "yanchor": "bottom",
-             "text": label, "showarrow": False, "font": {"color": GREY}},
+            {
+                "xref": "paper",
+                "x": x,
+                "xanchor": "left" if left else "right",
+                "y": label_y,
+                "yanchor": "bottom",
+                "text": label,
+                "showarrow": False,
+                "font": {"color": GREY},
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def title_layout(title: str) -> dict:

@@ -138,8 +138,13 @@ export default function ({ parentElement, data }) {
 def _component() -> Any:
     if not LEAN_BUNDLE.is_file():
         raise RuntimeError(f"{LEAN_BUNDLE} is missing: the charts load plotly.js from it (see posenc_ui.frame.chart)")
-    script = (_SCRIPT.replace("MODULE", plotly_module()).replace("LEAN", LEAN_BUNDLE.name)
-              .replace("TRACES", json.dumps(LEAN_TRACES)).replace("CLASS", CHART_CLASS).strip())  # fmt: skip
+    script = (
+        _SCRIPT.replace("MODULE", plotly_module())
+        .replace("LEAN", LEAN_BUNDLE.name)
+        .replace("TRACES", json.dumps(LEAN_TRACES))
+        .replace("CLASS", CHART_CLASS)
+        .strip()
+    )
     return st.components.v2.component(NAME, js=script, isolate_styles=False)
 
 

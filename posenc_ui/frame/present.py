@@ -107,14 +107,30 @@ def step_buttons(page: Page, name: str) -> None:
     prev_col, count_col, next_col = st.columns([1, 1.2, 1], vertical_alignment="center")
     with prev_col:
         target = names[max(index - 1, 0)]
-        st.button("◀", key="present_prev", help=page.t("present.prev"), disabled=index == 0, shortcut="Left",
-                  on_click=_go_to, args=(page.view.page_id, target), width="stretch")  # fmt: skip
+        st.button(
+            "◀",
+            key="present_prev",
+            help=page.t("present.prev"),
+            disabled=index == 0,
+            shortcut="Left",
+            on_click=_go_to,
+            args=(page.view.page_id, target),
+            width="stretch",
+        )
     with count_col.container(key="present_count"):
         st.markdown(f"{index + 1} / {len(names)}")
     with next_col:
         target = names[min(index + 1, len(names) - 1)]
-        st.button("▶", key="present_next", help=page.t("present.next"), disabled=index == len(names) - 1,
-                  shortcut="Right", on_click=_go_to, args=(page.view.page_id, target), width="stretch")  # fmt: skip
+        st.button(
+            "▶",
+            key="present_next",
+            help=page.t("present.next"),
+            disabled=index == len(names) - 1,
+            shortcut="Right",
+            on_click=_go_to,
+            args=(page.view.page_id, target),
+            width="stretch",
+        )
 
 
 def draw_controls(page: Page, names: list[str]) -> None:

@@ -57,10 +57,18 @@ def backend_command(port: int, script: str = "app.py", *, warm: bool = False) ->
     ``warm``: through :mod:`.backend`, which starts the lab's warm-up before the server."""
     runner = ["-m", "posenc_ui.serve.backend"] if warm else ["-m", "streamlit", "run"]
     return [
-        sys.executable, *runner, script,
-        "--server.port", str(port), "--server.address", "127.0.0.1",
-        "--server.headless", "true", "--browser.gatherUsageStats", "false",
-    ]  # fmt: skip
+        sys.executable,
+        *runner,
+        script,
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, *, timeout: float, what: str) -> None:
@@ -90,8 +98,13 @@ def start_backend(
     added to this process's); returns once it answers. Its log goes to a file, not a pipe: nobody reads a pipe while
     the server runs, and a server that wrote 64 kB into one would block mid-rerun."""
     log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(backend_command(port, script, warm=warm), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log,
-                            env={**CLASSROOM_ENV, **os.environ, **(env or {})})  # fmt: skip
+    proc = subprocess.Popen(
+        backend_command(port, script, warm=warm),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        env={**CLASSROOM_ENV, **os.environ, **(env or {})},
+    )
     started(proc, log, f"http://127.0.0.1:{port}", timeout=timeout, what=f"streamlit on port {port}")
     return proc
 
@@ -224,8 +237,11 @@ def deployment(
         (run / "nginx.conf").write_text(nginx_conf(run, listen, ports), encoding="utf-8")
         write_pages(run)
         log = tempfile.TemporaryFile()
-        proxy = subprocess.Popen([executable, "-p", str(run), "-c", str(run / "nginx.conf"), "-g", "daemon off;"],
-                                 stdout=subprocess.DEVNULL, stderr=log)  # fmt: skip
+        proxy = subprocess.Popen(
+            [executable, "-p", str(run), "-c", str(run / "nginx.conf"), "-g", "daemon off;"],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
         local = "127.0.0.1" if address in ("0.0.0.0", "::") else address
         url = f"http://{f'[{local}]' if ':' in local else local}:{port}"
         started(proxy, log, url, timeout=20, what=f"nginx on {listen}")

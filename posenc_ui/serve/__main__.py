@@ -29,9 +29,13 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="python -m posenc_ui.serve",
         description="The app for a class: K Streamlit processes behind nginx, until Ctrl-C or SIGTERM.",
     )
-    ap.add_argument("--processes", type=int, default=default_processes(),
-                    help=f"Streamlit processes (default: one per core, {default_processes()} here); "
-                         f"about one per {STUDENTS_PER_PROCESS} students")  # fmt: skip
+    ap.add_argument(
+        "--processes",
+        type=int,
+        default=default_processes(),
+        help=f"Streamlit processes (default: one per core, {default_processes()} here); "
+        f"about one per {STUDENTS_PER_PROCESS} students",
+    )
     ap.add_argument("--address", default="0.0.0.0", help="where nginx listens (default: every interface)")
     ap.add_argument("--port", type=int, default=8501, help="nginx's port (default: 8501, Streamlit's own)")
     ap.add_argument("--nginx", help="the nginx executable (default: nginx on the PATH, else /usr/sbin/nginx)")
@@ -50,8 +54,11 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
     if find_nginx(args.nginx) is None:
-        print("posenc: nginx is not installed (apt-get install -y nginx); without it, one process serves the app: "
-              "MALLOC_ARENA_MAX=2 streamlit run app.py --server.address 0.0.0.0", file=sys.stderr)  # fmt: skip
+        print(
+            "posenc: nginx is not installed (apt-get install -y nginx); without it, one process serves the app: "
+            "MALLOC_ARENA_MAX=2 streamlit run app.py --server.address 0.0.0.0",
+            file=sys.stderr,
+        )
         return 2
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -59,8 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with deployment(args.processes, address=args.address, port=args.port, nginx=args.nginx) as dep:
             backends = ", ".join(map(str, dep.ports))
-            print(f"posenc: {args.processes} process(es) behind nginx at http://{args.address}:{args.port} "
-                  f"(backends on 127.0.0.1:{backends}); Ctrl-C stops them all", flush=True)  # fmt: skip
+            print(
+                f"posenc: {args.processes} process(es) behind nginx at http://{args.address}:{args.port} "
+                f"(backends on 127.0.0.1:{backends}); Ctrl-C stops them all",
+                flush=True,
+            )
             supervise(dep, done, say=lambda line: print(line, flush=True))
     except (OSError, RuntimeError, TimeoutError) as err:  # a port taken, nginx refusing its configuration, …
         print(f"posenc: {err}", file=sys.stderr)

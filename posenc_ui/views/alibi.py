@@ -85,9 +85,15 @@ def bias_figure(v: Values, lang: str) -> go.Figure:
     mode = t("alibi.mode_causal" if v["causal"] else "alibi.mode_symmetric", lang)
     title = t("alibi.fig_bias", lang, mode=mode, length=v["length"])
     return figs.panel_heatmaps(
-        panels, _head_titles(v["n_heads"], heads, lang), shown, title=title, value_name=t("alibi.bias_name", lang),
-        lang=lang, zmin=float(min(np.nanmin(p) for p in panels)), zmax=0.0,
-    )  # fmt: skip
+        panels,
+        _head_titles(v["n_heads"], heads, lang),
+        shown,
+        title=title,
+        value_name=t("alibi.bias_name", lang),
+        lang=lang,
+        zmin=float(min(np.nanmin(p) for p in panels)),
+        zmax=0.0,
+    )
 
 
 @uses("n_heads", "heads", "length", "causal", "seed")
@@ -98,9 +104,15 @@ def weights_figure(v: Values, lang: str) -> go.Figure:
     panels = [w[np.ix_(shown, shown)] for w in weights]
     titles = [t("alibi.no_bias", lang), *_head_titles(v["n_heads"], heads, lang)]
     return figs.panel_heatmaps(
-        panels, titles, shown, title=t("alibi.fig_weights", lang, seed=v["seed"]),
-        value_name=t("alibi.weight_name", lang), lang=lang, zmin=0.0, zmax=float(max(p.max() for p in panels)),
-    )  # fmt: skip
+        panels,
+        titles,
+        shown,
+        title=t("alibi.fig_weights", lang, seed=v["seed"]),
+        value_name=t("alibi.weight_name", lang),
+        lang=lang,
+        zmin=0.0,
+        zmax=float(max(p.max() for p in panels)),
+    )
 
 
 @uses("n_heads", "heads", "length", "threshold")
@@ -131,8 +143,16 @@ def forms_figure(v: Values, lang: str) -> go.Figure:
     panels = [figs.masked(z[np.ix_(shown, shown)]) for z in (paper, key_only, gap)]
     titles = [t(f"alibi.form_{name}", lang) for name in ("paper", "key_only", "gap")]
     title = t("alibi.fig_forms", lang, head=head)
-    return figs.panel_heatmaps(panels, titles, shown, title=title, value_name=t("alibi.bias_name", lang), lang=lang,
-                               shared_scale=False, columns=3)  # fmt: skip
+    return figs.panel_heatmaps(
+        panels,
+        titles,
+        shown,
+        title=title,
+        value_name=t("alibi.bias_name", lang),
+        lang=lang,
+        shared_scale=False,
+        columns=3,
+    )
 
 
 @uses("n_heads")

@@ -190,9 +190,14 @@ def by_position_figure(values: Values, lang: str) -> go.Figure:
     results = shown_results(values)
     metric = values["metric"]
     return figs.by_position(
-        np.asarray(results["positions"]), _curves(results["runs"], metric), _optimum(results, metric),
-        task=results["task"], train_length=results["config"]["train_length"], metric=metric, lang=lang,
-    )  # fmt: skip
+        np.asarray(results["positions"]),
+        _curves(results["runs"], metric),
+        _optimum(results, metric),
+        task=results["task"],
+        train_length=results["config"]["train_length"],
+        metric=metric,
+        lang=lang,
+    )
 
 
 @reads("task", "source", "metric", "lag")
@@ -208,10 +213,15 @@ def extension_figure(values: Values, lang: str) -> go.Figure:
     elif optimum is not None:
         optimum = np.full(positions.size, optimum[0])
     return figs.extension(
-        positions, _curves(extension, metric), optimum, task=results["task"],
-        train_length=results["config"]["train_length"], factor=results["config"]["extension_factor"], metric=metric,
+        positions,
+        _curves(extension, metric),
+        optimum,
+        task=results["task"],
+        train_length=results["config"]["train_length"],
+        factor=results["config"]["extension_factor"],
+        metric=metric,
         lang=lang,
-    )  # fmt: skip
+    )
 
 
 @reads("task", "source", "lag")
@@ -239,8 +249,16 @@ def findings(values: Values) -> dict[str, tuple[str, dict[str, str]]]:
     out = {}
     for name, verdict in verdicts(path).items():
         band = "inside" if verdict.band == "inside" else "{}–{}·L".format(*band_edges(verdict.band))
-        out[name] = (verdict.state, {"value": f"{verdict.value:.2f}", "band": band, "held": _times_l(verdict.until),
-                                     "last": _times_l(last), "tolerance": f"{tolerance:g}"})  # fmt: skip
+        out[name] = (
+            verdict.state,
+            {
+                "value": f"{verdict.value:.2f}",
+                "band": band,
+                "held": _times_l(verdict.until),
+                "last": _times_l(last),
+                "tolerance": f"{tolerance:g}",
+            },
+        )
     return out
 
 
@@ -263,11 +281,16 @@ def check_inside(values: Values) -> Check:
     worst = max(positional, key=positional.get)
     gap = max(positional[worst], 0.0)
     if results.get("optimal_loss") is None:
-        return Check("lab.check_inside_text", 0.0, fmt={"loss": f"{positional[worst]:.2f}"},
-                     fmt_keys={"encoding": f"enc.{worst}"})  # fmt: skip
+        return Check(
+            "lab.check_inside_text",
+            0.0,
+            fmt={"loss": f"{positional[worst]:.2f}"},
+            fmt_keys={"encoding": f"enc.{worst}"},
+        )
     key = "lab.check_inside" if gap <= LEARNED_TOLERANCE else "lab.check_inside_failed"
-    return Check(key, gap, tolerance=LEARNED_TOLERANCE, fmt={"gap": f"{gap:.2f}"},
-                 fmt_keys={"encoding": f"enc.{worst}"})  # fmt: skip
+    return Check(
+        key, gap, tolerance=LEARNED_TOLERANCE, fmt={"gap": f"{gap:.2f}"}, fmt_keys={"encoding": f"enc.{worst}"}
+    )
 
 
 @reads(*LIVE_READS)
@@ -277,9 +300,14 @@ def check_extrapolation(values: Values) -> Check:
     best, worst = min(rise, key=rise.get), max(rise, key=rise.get)
     spread = rise[worst] - rise[best]
     key = "lab.check_extrapolation" if len(rise) > 1 else "lab.check_extrapolation_one"
-    return Check(key, spread, expect_zero=False, tolerance=0.5,
-                 fmt={"best_rise": f"{rise[best]:+.2f}", "worst_rise": f"{rise[worst]:+.2f}"},
-                 fmt_keys={"best": f"enc.{best}", "worst": f"enc.{worst}"})  # fmt: skip
+    return Check(
+        key,
+        spread,
+        expect_zero=False,
+        tolerance=0.5,
+        fmt={"best_rise": f"{rise[best]:+.2f}", "worst_rise": f"{rise[worst]:+.2f}"},
+        fmt_keys={"best": f"enc.{best}", "worst": f"enc.{worst}"},
+    )
 
 
 VIEW = View(

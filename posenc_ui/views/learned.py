@@ -144,8 +144,14 @@ def trained_facts(v: Values) -> dict[str, int]:
     r"""Numbers the section's text quotes for the chosen model: shape, L, last trained, first and last untouched row."""
     model = _trained(v)
     rows, dim = model.table.shape
-    return {"rows": rows, "dim": dim, "length": model.train_length, "last": model.trained - 1, "first": model.trained,
-            "end": rows - 1}  # fmt: skip
+    return {
+        "rows": rows,
+        "dim": dim,
+        "length": model.train_length,
+        "last": model.trained - 1,
+        "first": model.trained,
+        "end": rows - 1,
+    }
 
 
 @uses("model")
@@ -155,8 +161,13 @@ def trained_table_figure(v: Values, lang: str) -> go.Figure:
     row_stride, col_stride = heatmap.strides(*table.shape)
     rows, cols = np.arange(0, table.shape[0], row_stride), np.arange(0, table.shape[1], col_stride)
     limit = 3.0 * float(np.sqrt(np.mean(table**2)))  # ±3 RMS: N(0, 1) rows fill the colour range without washing out
-    title = t("learned.fig_trained", lang, model=t(f"learned.model.{v['model']}", lang), rows=table.shape[0],
-              dim=table.shape[1])  # fmt: skip
+    title = t(
+        "learned.fig_trained",
+        lang,
+        model=t(f"learned.model.{v['model']}", lang),
+        rows=table.shape[0],
+        dim=table.shape[1],
+    )
     return figs.trained_table(table[np.ix_(rows, cols)], rows, cols, model.trained, limit=limit, title=title, lang=lang)
 
 
@@ -166,9 +177,13 @@ def trained_rows_figure(v: Values, lang: str) -> go.Figure:
     dim = model.table.shape[1]
     shown = np.isfinite(model.loss)
     return figs.trained_rows(
-        neighbour_cosine(model.table), np.flatnonzero(shown), model.loss[shown], model.trained,
-        band=random_cosine_band(dim), lang=lang,
-    )  # fmt: skip
+        neighbour_cosine(model.table),
+        np.flatnonzero(shown),
+        model.loss[shown],
+        model.trained,
+        band=random_cosine_band(dim),
+        lang=lang,
+    )
 
 
 def _twins() -> tuple[TrainedTable, TrainedTable]:
@@ -188,9 +203,11 @@ def check_neighbours(v: Values) -> Check:
     band = random_cosine_band(model.table.shape[1])
     inside, past = neighbour_cosine_means(model.table, trained=model.trained)
     return Check(
-        "learned.check_neighbours", max(abs(inside), abs(past)), tolerance=band,
+        "learned.check_neighbours",
+        max(abs(inside), abs(past)),
+        tolerance=band,
         fmt={"inside": f"{inside:.2f}", "past": f"{past:.2f}", "band": f"{band:.2f}", "last": model.trained - 1},
-    )  # fmt: skip
+    )
 
 
 @uses()
@@ -202,10 +219,17 @@ def check_untouched(v: Values) -> Check:
     change = trained_row_change(first.table, second.table, trained=first.trained)
     residual = change.untouched_max if change.moved_min > 0 else float("inf")
     return Check(
-        "learned.check_untouched", residual, tolerance=0.0,
-        fmt={"first": first.trained, "last": first.table.shape[0] - 1, "trained_last": first.trained - 1,
-             "inside": f"{change.moved_mean:.2f}", "norm": f"{change.mean_norm:.1f}"},
-    )  # fmt: skip
+        "learned.check_untouched",
+        residual,
+        tolerance=0.0,
+        fmt={
+            "first": first.trained,
+            "last": first.table.shape[0] - 1,
+            "trained_last": first.trained - 1,
+            "inside": f"{change.moved_mean:.2f}",
+            "norm": f"{change.mean_norm:.1f}",
+        },
+    )
 
 
 @memo

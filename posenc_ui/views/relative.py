@@ -105,8 +105,9 @@ def t5_buckets_figure(v: Values, lang: str) -> go.Figure:
 
 @memo
 def _t5_matrix(length: int, direction: str, num_buckets: int, max_distance: int) -> np.ndarray:
-    return t5_bucket_matrix(length, bidirectional=direction == "bidirectional", num_buckets=num_buckets,
-                            max_distance=max_distance)  # fmt: skip
+    return t5_bucket_matrix(
+        length, bidirectional=direction == "bidirectional", num_buckets=num_buckets, max_distance=max_distance
+    )
 
 
 @uses("t5_length", "direction", "num_buckets", "max_distance")

@@ -129,8 +129,14 @@ def check_stripes(v: Values) -> Check:
     r"""The slow pairs' columns are flat: sin within sin(0.1) of 0 and cos within 1 − cos(0.1) of 1 (tolerance 1)."""
     slow = sinusoidal_slow_pairs(v["length"], v["dim"], base=v["base"], max_angle=STRIPE_ANGLE)
     residual = max(slow.sin_max / math.sin(STRIPE_ANGLE), slow.cos_gap / (1.0 - math.cos(STRIPE_ANGLE)))
-    fmt = {"count": slow.count, "pairs": v["dim"] // 2, "first": slow.first, "length": v["length"],
-           "sin": f"{slow.sin_max:.3f}", "cos": f"{slow.cos_gap:.4f}"}  # fmt: skip
+    fmt = {
+        "count": slow.count,
+        "pairs": v["dim"] // 2,
+        "first": slow.first,
+        "length": v["length"],
+        "sin": f"{slow.sin_max:.3f}",
+        "cos": f"{slow.cos_gap:.4f}",
+    }
     return Check("sinusoidal.check_stripes", residual, tolerance=1.0, fmt=fmt)
 
 

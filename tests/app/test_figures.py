@@ -59,8 +59,9 @@ def test_heatmap_trace_sends_float32_and_categories_for_uneven_columns() -> None
 
 
 def test_attention_map_labels_equal_tokens_apart() -> None:
-    fig = attention.attention_map(np.full((4, 4), 0.25), ["天", "天", "向", "上"], encoding="none", showscale=True,
-                                  lang="zh")  # fmt: skip
+    fig = attention.attention_map(
+        np.full((4, 4), 0.25), ["天", "天", "向", "上"], encoding="none", showscale=True, lang="zh"
+    )
     assert list(fig.data[0].y) == ["0 天", "1 天", "2 向", "3 上"]
     assert "天天向上" in fig.layout.title.text
 
@@ -146,12 +147,31 @@ def _looks(fig: go.Figure) -> dict:
 
 @pytest.mark.parametrize(
     "action",
-    [repr, str, copy.copy, copy.deepcopy, lambda f: f.to_dict(), lambda f: f.to_json(), lambda f: f.to_plotly_json(),
-     lambda f: pickle.loads(pickle.dumps(f)), lambda f: f.to_dict()["layout"].update(template="...", title="changed"),
-     lambda f: f.to_dict()["data"].clear()],
-    ids=["repr", "str", "copy", "deepcopy", "to_dict", "to_json", "to_plotly_json", "pickle", "mutate_dict",
-         "clear_data"],
-)  # fmt: skip
+    [
+        repr,
+        str,
+        copy.copy,
+        copy.deepcopy,
+        lambda f: f.to_dict(),
+        lambda f: f.to_json(),
+        lambda f: f.to_plotly_json(),
+        lambda f: pickle.loads(pickle.dumps(f)),
+        lambda f: f.to_dict()["layout"].update(template="...", title="changed"),
+        lambda f: f.to_dict()["data"].clear(),
+    ],
+    ids=[
+        "repr",
+        "str",
+        "copy",
+        "deepcopy",
+        "to_dict",
+        "to_json",
+        "to_plotly_json",
+        "pickle",
+        "mutate_dict",
+        "clear_data",
+    ],
+)
 def test_looking_at_a_built_figure_never_changes_it(action) -> None:
     r"""Printing, copying, pickling or editing what ``to_dict()`` returned leaves the figure as it was, and usable."""
     fig = style.figure([{"type": "heatmap", "z": np.eye(3)}], title="位置 · title", x="x", y="y")

@@ -86,8 +86,9 @@ def test_junk_language_and_embed_flags_fall_back_quietly(open_page, kind: str) -
 
 def test_repeated_keys_are_read_not_crashed_on(open_page) -> None:
     for view in VIEWS:
-        at = open_page(catalog.BY_ID[view.page_id].script, lang="en",
-                       params={p.name: ["1", "2", "位置"] for p in view.params})  # fmt: skip
+        at = open_page(
+            catalog.BY_ID[view.page_id].script, lang="en", params={p.name: ["1", "2", "位置"] for p in view.params}
+        )
         assert_clean(at)
         assert at.warning
 

@@ -111,8 +111,10 @@ def test_the_twin_lag_models_share_every_untrained_row_and_no_trained_one() -> N
 def test_neighbour_check_quotes_the_means_the_figure_shows(model: str) -> None:
     values = dict(DEFAULTS, model=model)
     trained = read_trained(str(TRAINED_FILES[model]))
-    cos = np.asarray(VIEW.figures["trained_rows"](values, "en").data[0].y.tolist()
-                     + VIEW.figures["trained_rows"](values, "en").data[1].y.tolist())  # fmt: skip
+    cos = np.asarray(
+        VIEW.figures["trained_rows"](values, "en").data[0].y.tolist()
+        + VIEW.figures["trained_rows"](values, "en").data[1].y.tolist()
+    )
     np.testing.assert_allclose(cos, neighbour_cosine(trained.table), rtol=1e-12)
     inside, past = np.mean(cos[: trained.trained - 1]), np.mean(cos[trained.trained - 1 :])
     check = VIEW.checks["neighbours"](values)

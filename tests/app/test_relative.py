@@ -29,8 +29,15 @@ def test_bias_matrix_is_constant_along_diagonals() -> None:
 
 def test_t5_chart_marks_max_exact_and_max_distance() -> None:
     relative = np.arange(-40, 41)
-    fig = figs.t5_buckets(relative, np.abs(relative), np.maximum(-relative, 0), max_exact_bidirectional=8,
-                          max_exact_causal=16, max_distance=32, lang="en")  # fmt: skip
+    fig = figs.t5_buckets(
+        relative,
+        np.abs(relative),
+        np.maximum(-relative, 0),
+        max_exact_bidirectional=8,
+        max_exact_causal=16,
+        max_distance=32,
+        lang="en",
+    )
     xs = sorted(shape.x0 for shape in fig.layout.shapes)
     assert xs == [-32, -16, -8, 8, 32]
     assert any("max_exact = 8" in a.text for a in fig.layout.annotations)

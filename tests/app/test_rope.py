@@ -16,8 +16,9 @@ from posenc_ui.views.rope import VIEW
 
 SCRIPT = "pages/6_RoPE.py"
 DEFAULTS = defaults(VIEW.params)
-MAXIMAL = dict(DEFAULTS, dim=512, base=1e7, pairs=(0, 1, 2, 100, 200, 255), m=4096, n=4096, seed=99, lookback=64,
-               tolerance=30)  # fmt: skip
+MAXIMAL = dict(
+    DEFAULTS, dim=512, base=1e7, pairs=(0, 1, 2, 100, 200, 255), m=4096, n=4096, seed=99, lookback=64, tolerance=30
+)
 
 
 def tips(trace_x: np.ndarray, trace_y: np.ndarray) -> np.ndarray:
@@ -121,8 +122,11 @@ def test_toy_clock_puts_position_twelve_on_position_zero_on_the_outer_ring_only(
 # --- checks --------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("values", [DEFAULTS, MAXIMAL, dict(DEFAULTS, dim=4, base=100.0, trained="half")],
-                         ids=["defaults", "maximal", "small"])  # fmt: skip
+@pytest.mark.parametrize(
+    "values",
+    [DEFAULTS, MAXIMAL, dict(DEFAULTS, dim=4, base=100.0, trained="half")],
+    ids=["defaults", "maximal", "small"],
+)
 def test_every_check_passes_across_the_sliders(values) -> None:
     for name, check in VIEW.checks.items():
         result = check(values)

@@ -124,9 +124,16 @@ def test_a_type_without_a_formula_is_still_read_from_a_full_config() -> None:
 def test_scaling_keeps_only_the_keys_a_type_reads() -> None:
     extra = {"beta_fast": 16, "beta_slow": 2, "low_freq_factor": 2.0}
     yarn = pc.ROPE_REGISTRY["yarn"].scaling(factor=4, original_max_position_embeddings=2048, **extra)
-    assert yarn == {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048, "beta_fast": 16,
-                    "beta_slow": 2}  # fmt: skip
+    assert yarn == {
+        "rope_type": "yarn",
+        "factor": 4.0,
+        "original_max_position_embeddings": 2048,
+        "beta_fast": 16,
+        "beta_slow": 2,
+    }
     llama3 = pc.ROPE_REGISTRY["llama3"].scaling(factor=8, original_max_position_embeddings=8192)
     assert llama3["low_freq_factor"] == 1.0 and llama3["high_freq_factor"] == 4.0  # Meta's Llama 3.1 bands
     assert pc.ROPE_REGISTRY["linear"].scaling(factor=2, original_max_position_embeddings=1, **extra) == {
-        "rope_type": "linear", "factor": 2.0}  # fmt: skip
+        "rope_type": "linear",
+        "factor": 2.0,
+    }

@@ -74,12 +74,17 @@ def test_implied_factor_refuses_shrinking_or_nothing_to_imply_from() -> None:
 
 
 def test_config_reader_reads_training_length_and_scaling_as_transformers_does() -> None:
-    phi3 = {"max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
-            "rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [1.0]}}  # fmt: skip
+    phi3 = {
+        "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096,
+        "rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [1.0]},
+    }
     assert pc.config_training_length(phi3) == 4096
     assert pc.config_scaling(phi3) == ("longrope", 32.0)
-    yarn = {"max_position_embeddings": 32768,
-            "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192}}  # fmt: skip
+    yarn = {
+        "max_position_embeddings": 32768,
+        "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192},
+    }
     assert pc.config_training_length(yarn) == 8192 and pc.config_scaling(yarn) == ("yarn", 4.0)
     assert pc.config_training_length({"n_positions": 2048}) == 2048
     assert pc.config_training_length({"hidden_size": 64}) is None
@@ -130,8 +135,10 @@ def test_extrapolation_rises_are_worst_band_past_l_minus_inside() -> None:
     def spread(mean: float) -> Spread:
         return Spread(mean, mean, mean)
 
-    rows = {"rope": {"inside": spread(1.0), "2L": spread(1.5), "4L": spread(3.0)},
-            "alibi": {"inside": spread(0.8), "2L": spread(0.9)}}  # fmt: skip
+    rows = {
+        "rope": {"inside": spread(1.0), "2L": spread(1.5), "4L": spread(3.0)},
+        "alibi": {"inside": spread(0.8), "2L": spread(0.9)},
+    }
     assert extrapolation_rises(rows) == {"rope": 2.0, "alibi": pytest.approx(0.1)}
     with pytest.raises(pc.PosEncError, match="inside"):
         extrapolation_rises({"rope": {"inside": spread(1.0)}})
@@ -166,16 +173,25 @@ def test_relative_gaps_are_rounding_and_match_a_loop_of_dot_products() -> None:
     gaps = pc.rope_relative_gaps(q, k, theta, query_positions=m, key_positions=n)
     naive = [abs(score(a, b) - score(0.0, b - a)) for a, b in zip(m, n, strict=True)]
     assert np.all(gaps < 1e-11) and np.allclose(gaps, naive, atol=1e-11)
-    assert abs(pc.rope_scores(q[None], k[None], theta, query_positions=[5.0], key_positions=[2.0], scale=1.0)[0, 0]
-               - score(5.0, 2.0)) < 1e-12  # fmt: skip
+    assert (
+        abs(
+            pc.rope_scores(q[None], k[None], theta, query_positions=[5.0], key_positions=[2.0], scale=1.0)[0, 0]
+            - score(5.0, 2.0)
+        )
+        < 1e-12
+    )
 
 
 def test_pairing_residual_is_rounding_and_large_without_the_permutation() -> None:
     x = np.random.default_rng(3).standard_normal((4, 8))
     theta = pc.rope_inv_freq(8)
     assert pc.pairing_residual(x, np.arange(4.0), theta) < 1e-12
-    wrong = np.max(np.abs(pc.apply_rope(x, np.arange(4.0), theta, pairing="interleaved")
-                          - pc.apply_rope(x, np.arange(4.0), theta, pairing="half")))  # fmt: skip
+    wrong = np.max(
+        np.abs(
+            pc.apply_rope(x, np.arange(4.0), theta, pairing="interleaved")
+            - pc.apply_rope(x, np.arange(4.0), theta, pairing="half")
+        )
+    )
     assert wrong > 0.1
 
 
