@@ -11,7 +11,7 @@ with start(VIEW) as page:
         page.heading("h_attention")
         page.controls("pair", "encoding")
         page.figures("attention_a", "attention_b")
-        page.text("attention", "attention_read")
+        page.text("attention", "attention_read", "order")
 
         page.heading("h_residuals")
         page.text("residuals")

@@ -98,6 +98,8 @@ def position_readout(table: object, *, seed: int = 0) -> PositionReadout:
     if length < 2 * (dim + 2):
         raise PosEncError(f"table needs at least 2·(d + 2) = {2 * (dim + 2)} rows for a held-out probe, got {length}")
     check_elements("position_readout", (length, length))
+    if np.max(np.abs(table)) > 1e100:  # squares and covariances of larger entries overflow float64
+        raise PosEncError("table entries must be at most 1e100 in size (the readout squares them)")
     _check_held_out_rows_vary(table)
     words = np.random.default_rng(seed).standard_normal((length, dim)) * math.sqrt(_WORD_VARIANCE)
     h = words + table  # (L, d): the same stream as residual_stream_probe's input
