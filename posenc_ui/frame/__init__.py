@@ -34,13 +34,14 @@ page's encoded values are also kept in ``st.session_state[MEMORY]`` and carried 
 
 from __future__ import annotations
 
+from ..refusals import code_span
 from .language import LANG_MEMORY, LANG_WIDGET, pick_lang, resolve_lang
 from .navigation import navigation, reading_path, share_box, share_link
 from .page import LAST_GOOD, Page, is_touch
 from .panels import plain_title, render_checks, source_name
 from .process import settle_process
 from .turn import open_page, start
-from .widgets import MEMORY, code_span, notice, seed, widget_key
+from .widgets import MEMORY, notice, seed, widget_key
 
 __all__ = [
     "LANG_MEMORY",

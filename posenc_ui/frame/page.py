@@ -16,13 +16,13 @@ from .. import catalog
 from ..catalog import PageEntry
 from ..figures.built import resized
 from ..i18n import t
+from ..refusals import refusal_text
 from ..state import ChoiceParam, FollowingChoiceParam, Param, encode_all
 from ..turns import TURNS
 from ..views.base import Check, View
 from .chart import plotly_chart
 from .navigation import next_link, share_box
 from .panels import explain_panel, export_panel, plain_title, render_checks
-from .refusals import refusal_text
 from .widgets import draw_text_box, draw_widget, option_label, remember, widget_key, write_url
 
 SECTIONS = "_posenc_sections"  # the last full run's section map (Page.section_map): what each section may rerun alone

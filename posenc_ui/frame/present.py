@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from ..i18n import t
+from ..refusals import code_span
 from ..views.base import View
-from .widgets import code_span
 
 if TYPE_CHECKING:
     from .page import Page

@@ -7,13 +7,13 @@ values are also kept in ``st.session_state[MEMORY]`` and carried by the navigati
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
 
 from ..i18n import t
+from ..refusals import code_span
 from ..state import BoolParam, ChoiceParam, FollowingChoiceParam, IntListParam, IntParam, Param, Problem
 from ..views.base import View
 
@@ -108,20 +108,6 @@ def remember(page_id: str, encoded: Mapping[str, str]) -> None:
 def remembered(page_id: str) -> dict[str, str]:
     r"""What this session last had on page ``page_id`` (encoded, as a URL carries it)."""
     return dict(st.session_state.get(MEMORY, {}).get(page_id, {}))
-
-
-def code_span(text: str, *, limit: int = 80) -> str:
-    r"""``text`` as one inline code span, so nothing a link or a config carries can render as markup.
-
-    The fence is one backtick longer than the longest run inside, and one space pads each side (CommonMark strips
-    exactly one), so a value holding backticks cannot close the span early. Newlines would end the paragraph and
-    start a new block, so they become spaces; text past ``limit`` characters is cut.
-    """
-    text = " ".join(text.splitlines())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    return f"{fence} {text} {fence}"
 
 
 def notice(problem: Problem, lang: str) -> str:
