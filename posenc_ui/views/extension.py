@@ -338,7 +338,6 @@ VIEW = View(
     },
     sweeps={
         "wavelengths": "factor",
-        "regimes": "factor",
         "ramp": "beta_fast",
         **temperature.SWEEPS,
         "ood": "factor",
@@ -347,6 +346,7 @@ VIEW = View(
     static={
         "models": "reads no parameter",
         "pasted": "its one input is a pasted config, not a slider",
+        "regimes": "a method's band edges (Llama 3's frequency factors, YaRN's β) decide the regimes, not s",
         **layers.STATIC,
     },
     checks={

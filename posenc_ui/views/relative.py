@@ -208,7 +208,7 @@ VIEW = View(
         "t5_buckets": "num_buckets",
         "t5_matrix": "max_distance",
         "cross": "cross_length",
-        "spread": "max_relative",
+        "spread": "cross_length",  # Shaw's spread is 0 at every k: the additive code's spread moves with L
     },
     checks={"toeplitz": check_toeplitz, "shaw": check_shaw, "t5": check_t5, "cross": check_cross},
     explain=Explain(

@@ -81,6 +81,14 @@ def test_the_export_has_a_frame_for_every_value_the_core_accepts_and_shows_the_p
 
 
 @pytest.mark.parametrize(("page_id", "name"), SWEPT)
+def test_every_exported_slider_moves_its_figure(page_id: str, name: str) -> None:
+    r"""A slider whose frames are all one picture tells the reader nothing moves: sweep a control that does."""
+    fig, _ = _swept(page_id, name)
+    frames = [{"data": frame["data"], "layout": frame.get("layout", {})} for frame in fig.to_dict()["frames"]]
+    assert any(not _same(frame, frames[0]) for frame in frames[1:])  # a marker in the layout moves too
+
+
+@pytest.mark.parametrize(("page_id", "name"), SWEPT)
 def test_an_exported_figure_stays_under_the_measured_bound(page_id: str, name: str) -> None:
     fig, _ = _swept(page_id, name, "zh")
     assert len(export.html_bytes(fig, bundles="../")) <= MAX_FIGURE_BYTES
