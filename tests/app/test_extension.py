@@ -195,3 +195,14 @@ def test_regimes_text_names_each_count_in_the_order_the_check_gives_them() -> No
     check = VIEW.checks["regimes"](values())
     assert (check.fmt["kept"], check.fmt["blended"], check.fmt["interpolated"]) == (21, 25, 18)
     assert "21 kept, 25 blended and 18 interpolated" in t("extension.regimes", "en")
+
+
+@pytest.mark.slow  # 63 entropy means at up to 32 768 keys: about 20 s
+def test_yarn_factor_oversharpens_the_toy_head_at_every_factor_on_the_slider() -> None:
+    r"""``extension.entropy``: with YaRN's factor the check's mean entropy at s·L falls below its value at L for every
+    s = 2 … 64, and by more at s = 64 than at s = 2."""
+    from posenc_ui.views.extension_reasons import entropy_changes
+
+    factor = VIEW.param("factor")
+    changes = [entropy_changes(s)["yarn"] for s in range(factor.lo, factor.hi + 1)]
+    assert max(changes) < 0 and changes[-1] < changes[0]
