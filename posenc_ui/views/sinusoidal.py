@@ -126,8 +126,13 @@ def check_shift(v: Values) -> Check:
 
 @uses("length", "dim", "base")
 def check_stripes(v: Values) -> Check:
-    r"""The slow pairs' columns are flat: sin within sin(0.1) of 0 and cos within 1 − cos(0.1) of 1 (tolerance 1)."""
+    r"""The slow pairs' columns are flat: sin within sin(0.1) of 0 and cos within 1 − cos(0.1) of 1 (tolerance 1); with
+    no slow pair, the slowest pair turns more than 0.1 rad over the sequence (ratio 0.1 / its angle, tolerance 1)."""
     slow = sinusoidal_slow_pairs(v["length"], v["dim"], base=v["base"], max_angle=STRIPE_ANGLE)
+    if slow.count == 0:  # no flat stripe at this base and length: say so, with the slowest pair's whole turn
+        angle = (v["length"] - 1) * float(sinusoidal_inv_freq(v["dim"], base=v["base"])[-1])
+        fmt = {"length": v["length"], "base": f"{v['base']:g}", "last": v["dim"] // 2 - 1, "angle": f"{angle:.2f}"}
+        return Check("sinusoidal.check_stripes_none", STRIPE_ANGLE / angle, tolerance=1.0, fmt=fmt)
     residual = max(slow.sin_max / math.sin(STRIPE_ANGLE), slow.cos_gap / (1.0 - math.cos(STRIPE_ANGLE)))
     fmt = {
         "count": slow.count,

@@ -49,3 +49,20 @@ def test_sinusoids_and_rope_each_hold_further_on_one_task() -> None:
     sin, rope = lab_verdicts()["sinusoidal"], lab_verdicts()["rope"]
     assert _reach(sin["retrieval"]) > _reach(rope["retrieval"])
     assert _reach(rope["lag8"]) > _reach(sin["lag8"])
+
+
+def test_t5_and_nope_recall_to_the_end_where_alibi_fails_past_eight_l() -> None:
+    r"""``relative.bias_errata``: on passkey retrieval T5 and NoPE hold to 32·L on every seed, ALiBi fails past 8·L
+    (the committed runs, page 10's verdicts)."""
+    from posenc_ui.views.compare import lab_verdicts
+
+    retrieval = {e: verdicts["retrieval"] for e, verdicts in lab_verdicts().items()}
+    assert all(retrieval[e].state == "holds" and retrieval[e].until == 32 for e in ("t5", "none"))
+    assert (retrieval["alibi"].state, retrieval["alibi"].until) == ("until", 8)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_relative_errata_names_only_encodings_the_lab_ran(lang: str) -> None:
+    text = t("relative.bias_errata", lang)
+    assert "T5" in text and "NoPE" in text and "32·L" in text and "8·L" in text
+    assert "T5, relative," not in text  # the lab has no Shaw run to back such a claim

@@ -9,6 +9,7 @@ import pytest
 from drawn import sent_charts
 
 from posenc_ui.figures import extension as figs
+from posenc_ui.i18n import t
 from posenc_ui.state import defaults
 from posenc_ui.views.extension import VIEW, readouts
 from posenc_ui.views.extension_models import preset_table
@@ -178,3 +179,30 @@ def test_rerope_hands_rope_at_most_w() -> None:
     fig = VIEW.figures["seen"](values(window=256), "en")
     rerope = next(trace for trace in fig.data if trace.name.startswith("ReRoPE"))
     assert max(rerope.y) == 256.0
+
+
+def test_ood_text_counts_ntk_red_and_every_method_leaves_red_below_t_over_l() -> None:
+    r"""``extension.ood``: NTK-aware at s = T/L = 8 leaves 17 of Llama 2's 64 pairs red (the 18 that never finished a
+    turn, less the slowest); with s = 8 < T/L = 16 every method leaves the plain count, 18."""
+    ntk = VIEW.figures["ood"](values(method="ntk", factor=8, stretch=8), "en")
+    assert "17 of 64" in ntk.layout.annotations[1].text
+    for method in ("linear", "ntk", "yarn", "llama3"):
+        short = VIEW.figures["ood"](values(method=method, factor=8, stretch=16), "en")
+        assert "18 of 64" in short.layout.annotations[1].text
+
+
+def test_regimes_text_names_each_count_in_the_order_the_check_gives_them() -> None:
+    check = VIEW.checks["regimes"](values())
+    assert (check.fmt["kept"], check.fmt["blended"], check.fmt["interpolated"]) == (21, 25, 18)
+    assert "21 kept, 25 blended and 18 interpolated" in t("extension.regimes", "en")
+
+
+@pytest.mark.slow  # 63 entropy means at up to 32 768 keys: about 20 s
+def test_yarn_factor_oversharpens_the_toy_head_at_every_factor_on_the_slider() -> None:
+    r"""``extension.entropy``: with YaRN's factor the check's mean entropy at s·L falls below its value at L for every
+    s = 2 … 64, and by more at s = 64 than at s = 2."""
+    from posenc_ui.views.extension_reasons import entropy_changes
+
+    factor = VIEW.param("factor")
+    changes = [entropy_changes(s)["yarn"] for s in range(factor.lo, factor.hi + 1)]
+    assert max(changes) < 0 and changes[-1] < changes[0]
