@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 import posenc_core as pc
-from posenc_core import lab_task
 from posenc_core.families import COMPARED, DEMO, FAMILIES, KINDS, LAB, LINEAR_ROUTES, Family
+from posenc_lab import tasks as lab_task
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("en", "zh")
 RUNS = sorted((ROOT / "assets" / "lab").glob("*.json"))
 #: The modules keyed by family name: the registry, the lab's torch hooks, the colours.
-REGISTRIES = ("posenc_core/families.py", "posenc_core/torch_backend/lab_families.py", "posenc_ui/figures/style.py")
+REGISTRIES = ("posenc_core/families.py", "posenc_lab/hooks.py", "posenc_ui/figures/style.py")
 
 
 def _words(lang: str) -> dict[str, str]:
@@ -101,7 +101,7 @@ def test_every_family_has_a_colour_and_every_colour_a_family() -> None:
 
 def test_every_lab_family_has_torch_hooks() -> None:
     pytest.importorskip("torch")
-    from posenc_core.torch_backend.lab_families import LAB_HOOKS
+    from posenc_lab.hooks import LAB_HOOKS
 
     assert set(LAB_HOOKS) == set(LAB)
 

@@ -25,7 +25,7 @@ from posenc_core import (
     toeplitz_residual,
 )
 from posenc_core.families import RELATIVE_KINDS
-from posenc_core.lab_task import (
+from posenc_lab.tasks import (
     ENCODINGS,
     EXCESS_TOLERANCE,
     LEARNED_TOLERANCE,
@@ -117,7 +117,7 @@ def lab_results(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Any]]:
 
 @memo(budget=RESULTS)
 def lab_measures(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Mapping[str, Spread]]]:
-    r"""Task → encoding → band → what the verdict reads (:func:`posenc_core.lab_task.verdict_measures`)."""
+    r"""Task → encoding → band → what the verdict reads (:func:`posenc_lab.tasks.verdict_measures`)."""
     return MappingProxyType(
         {task: {e: verdict_measures(dict(r))[e] for e in ENCODINGS} for task, r in lab_results(runs).items()}
     )
@@ -129,7 +129,7 @@ def task_tolerance(task: str, runs: Runs = LAB_RUNS) -> float:
 
 @memo(budget=RESULTS)
 def lab_verdicts(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Verdict]]:
-    r"""Encoding → task → :class:`~posenc_core.lab_task.Verdict`, for every lab encoding and every committed run."""
+    r"""Encoding → task → :class:`~posenc_lab.tasks.Verdict`, for every lab encoding and every committed run."""
     per_task = {task: extrapolation_verdicts(dict(results)) for task, results in lab_results(runs).items()}
     return MappingProxyType({e: {task: verdicts[e] for task, verdicts in per_task.items()} for e in ENCODINGS})
 

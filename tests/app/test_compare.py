@@ -11,7 +11,7 @@ import pytest
 from drawn import shown_checks
 
 from posenc_core import COMPARED, FAMILIES
-from posenc_core.lab_task import ENCODINGS, band_table
+from posenc_lab.tasks import ENCODINGS, band_table
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults
 from posenc_ui.views.compare import (

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from posenc_core.lab_task import (
+from posenc_lab.tasks import (
     PRESETS,
     for_task,
     optimal_loss,
@@ -201,9 +201,9 @@ def test_the_estimate_is_the_measured_run_again_and_grows_with_training_alone(tm
     """Recorded from a real run, the estimate for the same settings gives back that run's seconds; more steps add
     training time at the measured rate and leave evaluation alone (evaluation does not grow with the steps)."""
     pytest.importorskip("torch")
-    from posenc_core.torch_backend.lab import run_lab
-    from posenc_ui.lab_queue import LabQueue
-    from posenc_ui.lab_runner import expected_seconds, record
+    from posenc_lab.queue import LabQueue
+    from posenc_lab.train import run_lab
+    from posenc_ui.views.lab.runner import expected_seconds, record
 
     config = dataclasses.replace(PRESETS["tiny"], encodings=("learned", "alibi"), steps=20)
     results = run_lab(config, device="cpu")

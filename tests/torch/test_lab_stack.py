@@ -22,10 +22,10 @@ torch = pytest.importorskip("torch")
 
 import torch.nn.functional as F  # noqa: E402
 
-from posenc_core.lab_task import ENCODINGS, PRESETS, TASKS, for_task  # noqa: E402
-from posenc_core.torch_backend.lab import TinyLM, _learning_rate, _train  # noqa: E402
-from posenc_core.torch_backend.lab_data import Source  # noqa: E402
-from posenc_core.torch_backend.lab_stack import Stack  # noqa: E402
+from posenc_lab.batches import Source  # noqa: E402
+from posenc_lab.stack import Stack  # noqa: E402
+from posenc_lab.tasks import ENCODINGS, PRESETS, TASKS, for_task  # noqa: E402
+from posenc_lab.train import TinyLM, _learning_rate, _train  # noqa: E402
 
 CPU = torch.device("cpu")
 #: Every device here: the CPU always; CUDA and MPS where present (a GPU machine runs the same checks on its card).

@@ -12,8 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from posenc_core import PosEncError  # noqa: E402
-from posenc_core.lab_task import PRESETS, LabConfig, for_task, optimal_loss, text_corpus  # noqa: E402
-from posenc_core.torch_backend.lab import LabCancelled, Source, main, run_lab  # noqa: E402
+from posenc_lab.tasks import PRESETS, LabConfig, for_task, optimal_loss, text_corpus  # noqa: E402
+from posenc_lab.train import LabCancelled, Source, main, run_lab  # noqa: E402
 
 CPU = torch.device("cpu")
 
@@ -196,7 +196,7 @@ def test_the_command_line_writes_the_contracted_json(tmp_path):
 
 def test_evaluation_in_chunks_gives_the_same_numbers(monkeypatch):
     """Long evaluations are cut into chunks of sequences to bound attention memory; the numbers do not change."""
-    import posenc_core.torch_backend.lab as lab
+    import posenc_lab.train as lab
 
     config = dataclasses.replace(for_task(PRESETS["tiny"], "text"), encodings=("alibi",), steps=5, eval_sequences=8)
     whole = run_lab(config, device="cpu")

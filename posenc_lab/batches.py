@@ -1,12 +1,12 @@
 r"""The extrapolation lab's batches, made on the training device in bulk: lag-copy sequences, passkey retrievals and
-byte-level text windows (the tasks are described in :mod:`posenc_core.lab_task`)."""
+byte-level text windows (the tasks are described in :mod:`posenc_lab.tasks`)."""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-from ..lab_task import LabConfig, text_corpus
+from .tasks import LabConfig, text_corpus
 
 __all__ = ["Source"]
 

@@ -2,9 +2,9 @@ r"""Page 9 — the extrapolation lab: tiny Transformers that differ only in thei
 three tasks and tested past the length they were trained on.
 
 The committed results (``assets/lab/<task>_cpu.json``, three seeds each, made by the command stored inside them) show
-at once; a live run with the reader's settings is read from the lab's disk cache (:mod:`posenc_ui.lab_queue`) once it
-has finished (:mod:`posenc_ui.lab_runner` trains it). This module imports no torch and no Streamlit: it only reads
-result dicts, and every number it shows comes from :func:`posenc_core.lab_task.band_table`.
+at once; a live run with the reader's settings is read from the lab's disk cache (:mod:`posenc_lab.queue`) once it
+has finished (:mod:`posenc_ui.views.lab.runner` trains it). This module imports no torch and no Streamlit: it only reads
+result dicts, and every number it shows comes from :func:`posenc_lab.tasks.band_table`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import plotly.graph_objects as go
 
 from posenc_core import FAMILIES
 from posenc_core.families import RELATIVE_KINDS
-from posenc_core.lab_task import (
+from posenc_lab.queue import LabQueue, cache_dir, config_key
+from posenc_lab.tasks import (
     ENCODINGS,
     LEARNED_TOLERANCE,
     PRESETS,
@@ -39,12 +40,11 @@ from posenc_core.lab_task import (
     verdict_tolerance,
 )
 
-from ..figures import lab as figs
-from ..lab_queue import LabQueue, cache_dir, config_key
-from ..memo import RESULTS, memo
-from ..paths import ROOT
-from ..state import ChoiceParam, IntParam
-from .base import Check, Explain, PageEntry, Values, View, reads
+from ...figures import lab as figs
+from ...memo import RESULTS, memo
+from ...paths import ROOT
+from ...state import ChoiceParam, IntParam
+from ..base import Check, Explain, PageEntry, Values, View, reads
 
 LAB_DIR = ROOT / "assets" / "lab"
 #: The committed runs: (task, lag) → file. Each is ``--preset cpu --seeds 3``; its command is stored inside.
@@ -240,7 +240,7 @@ def table(values: Values) -> Mapping[str, Mapping[str, Spread]]:
 
 
 def findings(values: Values) -> dict[str, tuple[str, dict[str, str]]]:
-    r"""Per trained encoding, the verdict Compare uses too (:func:`posenc_core.lab_task.extrapolation_verdicts`),
+    r"""Per trained encoding, the verdict Compare uses too (:func:`posenc_lab.tasks.extrapolation_verdicts`),
     as an i18n key (``lab.verdict.<state>``) and the numbers that decided it."""
     path = shown_path(values)
     results = read_results(path)

@@ -36,8 +36,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import rotate_pairs
-from .lab_families import LAB_HOOKS
+from posenc_core.torch_backend import rotate_pairs
+
+from .hooks import LAB_HOOKS
 
 __all__ = ["Stack"]
 

@@ -22,7 +22,7 @@ downloaded: the English reference prose of ``pydoc_data.topics`` and the standar
 Every tenth document (sorted by name) is held out for evaluation (:func:`text_corpus`). There is no closed-form
 optimum; the curve to read is loss against position, as in Press et al. (2022), Figure 1.
 
-The training and evaluation code is :mod:`posenc_core.torch_backend.lab`.
+The training and evaluation code is :mod:`posenc_lab.train`.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import PosEncError
-from .families import LAB
-from .rope_scaling import ROPE_REGISTRY
+from posenc_core.errors import PosEncError
+from posenc_core.families import LAB
+from posenc_core.rope_scaling import ROPE_REGISTRY
 
 __all__ = [
     "ENCODINGS",
