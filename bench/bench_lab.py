@@ -33,8 +33,7 @@ IMPORT_SECONDS = time.perf_counter() - started
 import torch.nn.functional as F  # noqa: E402
 
 from posenc_core.torch_backend import pick_device  # noqa: E402
-from posenc_lab.batches import Source  # noqa: E402
-from posenc_lab.tasks import PRESETS, TASKS, LabConfig, for_task  # noqa: E402
+from posenc_lab.tasks import PRESETS, TASKS, LabConfig, batches_for, for_task  # noqa: E402
 from posenc_lab.train import TinyLM, _learning_rate, _train, run_lab  # noqa: E402
 
 
@@ -73,7 +72,7 @@ def _synchronize(device: torch.device) -> None:
 
 def train_stacked(config: LabConfig, device: torch.device) -> float:
     r"""Seconds to train every encoding of ``config`` as the lab does: stacked, one step for all."""
-    source = Source(config, device)
+    source = batches_for(config, device)
     _synchronize(device)
     start = time.perf_counter()
     _train(config, source, None, done=0, total=config.steps)
@@ -84,7 +83,7 @@ def train_stacked(config: LabConfig, device: torch.device) -> float:
 def train_one_by_one(config: LabConfig, device: torch.device) -> float:
     r"""Seconds to train the same models on the same batches one after another, each with its own Adam: the lab's
     trainer before stacking, kept here as the baseline."""
-    source = Source(config, device)
+    source = batches_for(config, device)
     _synchronize(device)
     start = time.perf_counter()
     for encoding in config.encodings:
@@ -97,7 +96,7 @@ def train_one_by_one(config: LabConfig, device: torch.device) -> float:
                 group["lr"] = _learning_rate(config, step)
             tokens = source.batch(config.batch_size, config.train_length, generator)
             logits = model(tokens[:, :-1])
-            if config.task == "retrieval":
+            if TASKS[config.task].scored_by == "distance":
                 loss = F.cross_entropy(logits[:, -1], tokens[:, -1])
             else:
                 loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
@@ -121,7 +120,7 @@ def compare_trainers(config: LabConfig, device: str, repeat: int) -> dict:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Time the extrapolation lab's whole run per preset and device.")
     ap.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
-    ap.add_argument("--task", choices=TASKS, default="lag")
+    ap.add_argument("--task", choices=tuple(TASKS), default="lag")
     ap.add_argument("--steps", type=int, help="override the preset's steps")
     ap.add_argument("--devices", help="comma-separated (default: every device here; the GPU preset: CUDA only)")
     ap.add_argument("--repeat", type=int, default=1)

@@ -1,6 +1,8 @@
 r"""The extrapolation lab's tasks and settings, without torch: what the app needs to describe a run and its optimum.
 
-Three tasks, each asking a different thing of a position encoding (:data:`TASKS`):
+The task registry, :data:`TASKS`: one frozen :class:`Task` per task, which says everything the lab does differently
+for it. Nothing else in the lab or the app names a task (``tests/test_lab_tasks.py``). Three tasks, each asking a
+different thing of a position encoding:
 
 **lag** — a noisy lag-copy source whose best possible loss is known in closed form. Tokens come from a vocabulary
 of V; each of the first ``lag`` tokens is uniform, and every later token copies a fixed permutation of the token
@@ -19,21 +21,21 @@ for a far position (learned) breaks the query; a rotation (RoPE) or no encoding 
 
 **text** — byte-level language modelling of human-written text that every Python installation carries, so nothing is
 downloaded: the English reference prose of ``pydoc_data.topics`` and the standard library's top-level modules.
-Every tenth document (sorted by name) is held out for evaluation (:func:`text_corpus`). There is no closed-form
-optimum; the curve to read is loss against position, as in Press et al. (2022), Figure 1.
+Every tenth document (sorted by name) is held out for evaluation (:func:`posenc_lab.corpus.text_corpus`). There is
+no closed-form optimum; the curve to read is loss against position, as in Press et al. (2022), Figure 1.
 
-The training and evaluation code is :mod:`posenc_lab.train`.
+The batches are made with torch (:mod:`posenc_lab.batches`, imported only when a run starts); training and
+evaluation are :mod:`posenc_lab.train`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
-import sys
-import sysconfig
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -41,41 +43,31 @@ from posenc_core.errors import PosEncError
 from posenc_core.families import LAB
 from posenc_core.rope_scaling import ROPE_REGISTRY
 
+from .corpus import text_corpus
+
 __all__ = [
     "ENCODINGS",
-    "EXCESS_TOLERANCE",
     "EXTENSIONS",
-    "LEARNED_TOLERANCE",
     "PRESETS",
-    "RISE_TOLERANCE",
+    "SCORED_BY",
     "TASKS",
-    "Band",
     "LabConfig",
-    "Spread",
-    "TextCorpus",
-    "Verdict",
-    "band_edges",
-    "band_seed_means",
-    "band_table",
-    "extrapolation_rises",
-    "extrapolation_verdicts",
+    "Task",
+    "batches_for",
     "for_task",
-    "length_bands",
     "optimal_loss",
     "retrieval_distances",
-    "text_corpus",
-    "verdict",
-    "verdict_measures",
-    "verdict_tolerance",
+    "scored_at",
 ]
 
 #: The encodings the lab trains: the registry's families marked ``lab`` (:data:`posenc_core.families.LAB`).
 ENCODINGS = LAB
-TASKS = ("lag", "retrieval", "text")
 #: Zero-shot context extension applied to the RoPE model at inference, by rope_type (None: plain RoPE): the
 #: registry's types marked ``in_lab``.
 EXTENSIONS = (None, *(name for name, entry in ROPE_REGISTRY.items() if entry.in_lab))
-BYTES = 256  # the text task's vocabulary
+#: How a task is scored: ``"position"`` — every next token is predicted and scored, per position of the predicted
+#: token; ``"distance"`` — only the last token (the answer) is, per distance between the query and what it needs.
+SCORED_BY = ("position", "distance")
 
 
 @dataclass(frozen=True)
@@ -103,7 +95,7 @@ class LabConfig:
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
-            raise PosEncError(f"task must be one of {TASKS}, got {self.task!r}")
+            raise PosEncError(f"task must be one of {tuple(TASKS)}, got {self.task!r}")
         unknown = set(self.encodings) - set(ENCODINGS)
         if not self.encodings or unknown:
             raise PosEncError(f"encodings must be a non-empty subset of {ENCODINGS}, got {self.encodings}")
@@ -120,30 +112,79 @@ class LabConfig:
 
     @property
     def vocab(self) -> int:
-        r"""Token ids the model embeds: V (lag); V fillers, one query token and V values (retrieval); 256 (text)."""
-        return {"lag": self.vocab_size, "retrieval": 2 * self.vocab_size + 1, "text": BYTES}[self.task]
+        r"""Token ids the model embeds (the task's :attr:`Task.vocab`)."""
+        return TASKS[self.task].vocab(self)
 
 
-#: Named configurations, each for any task: "cpu" is the page's default (about half a minute per seed and task on
-#: 2 cores), "tiny" the CI test, "gpu" the run a CPU cannot do in reasonable time.
-PRESETS = {
-    "cpu": LabConfig(),
-    "tiny": LabConfig(d_model=32, n_heads=4, train_length=16, eval_factor=4, steps=200, eval_sequences=32),
-    "gpu": LabConfig(
-        d_model=256, n_heads=8, n_layers=4, steps=2000, batch_size=64, train_length=128, lr=1e-3, eval_sequences=256
-    ),
-}
+def _every_position(config: LabConfig, length: int) -> np.ndarray:
+    return np.arange(1, length)
 
+
+@dataclass(frozen=True)
+class Task:
+    r"""One lab task: what the model reads and predicts, how it is scored, and the best loss it can reach.
+
+    ``vocab(config)``: the token ids the model embeds. ``batches(config, device)``: the task's batch maker for one
+    seed (torch, imported when called): ``batch(n, length, generator)`` gives training sequences, and the fixed
+    evaluation set is ``evaluation(length)`` for a task scored by position, ``at_distance(d)`` for one scored by
+    distance (:data:`SCORED_BY`). ``scored_at(config, length)``: what the evaluation's losses are indexed by, up to a
+    sequence of ``length`` tokens (positions 1 … length − 1 unless given). ``optimum(config, scored)``: the best
+    achievable loss (nats) at each of those, or ``None`` where no optimum is known — never assumed. ``settings``:
+    the :class:`LabConfig` fields the task sets whatever the preset (:func:`for_task`); ``own``: the fields that only
+    this task reads (the page offers them for it alone, and a committed run is kept per value). ``about(config)``:
+    the numbers its description (``lab.about.<name>``) is formatted with; ``record()``: what a run stores beside the
+    curves. Its words, in both languages: :attr:`words`.
+    """
+
+    name: str
+    scored_by: str
+    vocab: Callable[[LabConfig], int]
+    batches: Callable[[LabConfig, Any], Any]
+    optimum: Callable[[LabConfig, np.ndarray], np.ndarray] | None = None
+    scored_at: Callable[[LabConfig, int], np.ndarray] = _every_position
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    own: tuple[str, ...] = ()
+    about: Callable[[], Mapping[str, str]] = dict
+    record: Callable[[], Mapping[str, Any]] = dict
+
+    def __post_init__(self) -> None:
+        if self.scored_by not in SCORED_BY:
+            raise PosEncError(f"scored_by must be one of {SCORED_BY}, got {self.scored_by!r}")
+        if not self.name.isidentifier():
+            raise PosEncError(f"a task's name must be an identifier (it is a words key), got {self.name!r}")
+        unknown = (set(self.settings) | set(self.own)) - {f.name for f in dataclasses.fields(LabConfig)}
+        if unknown:
+            raise PosEncError(f"settings and own must name LabConfig fields, got {sorted(unknown)}")
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        r"""The lab page's keys for this task: its name, what it asks, why the encodings behave as they do on it, and
+        the title of its figure (``assets/i18n/pages/lab.{en,zh}.json``)."""
+        return tuple(f"lab.{part}.{self.name}" for part in ("task", "about", "why", "fig_by_position"))
+
+
+# --- lag: x_t = π(x_{t−lag}), except with probability ε -------------------------------------------------------------
+
+
+def _lag_optimum(config: LabConfig, positions: np.ndarray) -> np.ndarray:
+    r"""ln V before the lag, then the entropy of the noisy copy (the formula above), at each position."""
+    v, eps = config.vocab_size, config.noise
+    p_hit = 1.0 - eps + eps / v
+    copied = -p_hit * math.log(p_hit) - (v - 1) * (eps / v) * math.log(eps / v)
+    return np.where(np.asarray(positions) < config.lag, math.log(v), copied)
+
+
+def _lag_batches(config: LabConfig, device: Any) -> Any:
+    from .batches import LagBatches
+
+    return LagBatches(config, device)
+
+
+# --- retrieval: a value planted at the start, asked for `distance` tokens later --------------------------------------
 
 #: Retrieval is scored much further out: a distance costs one short batch, and ALiBi's gentlest slope (2⁻⁸ for any
 #: head count) only costs a far value 1 nat at 256 tokens, so its locality shows at tens of training lengths.
 RETRIEVAL_EVAL_FACTOR = 32
-
-
-def for_task(config: LabConfig, task: str) -> LabConfig:
-    r"""``config`` (a preset: one model and budget for every task) set up for ``task``."""
-    extra = {"eval_factor": RETRIEVAL_EVAL_FACTOR} if task == "retrieval" else {}
-    return dataclasses.replace(config, task=task, **extra)
 
 
 def retrieval_distances(config: LabConfig, limit: int | None = None) -> np.ndarray:
@@ -159,221 +200,114 @@ def retrieval_distances(config: LabConfig, limit: int | None = None) -> np.ndarr
     return np.unique(np.concatenate([inside, beyond]))
 
 
-def optimal_loss(config: LabConfig, length: int) -> np.ndarray | None:
-    r"""The best achievable cross-entropy (nats) at each position 0 … length − 1, or ``None`` (text: unknown).
-
-    lag: from the formula above. retrieval: 0 at every scored distance (the answer is determined by the context).
-    """
-    if config.task == "text":
-        return None
-    if config.task == "retrieval":
-        return np.zeros(length)
-    v, eps = config.vocab_size, config.noise
-    p_hit = 1.0 - eps + eps / v
-    copied = -p_hit * math.log(p_hit) - (v - 1) * (eps / v) * math.log(eps / v)
-    return np.where(np.arange(length) < config.lag, math.log(v), copied)
+def _retrieval_scored_at(config: LabConfig, length: int) -> np.ndarray:
+    return retrieval_distances(config, length - 2)  # value at 0, query at length − 2, answer last
 
 
-@dataclass(frozen=True)
-class TextCorpus:
-    r"""The text task's bytes: training and held-out streams, each a concatenation of whole documents."""
-
-    train: np.ndarray  # uint8
-    held_out: np.ndarray  # uint8
-    documents: int
-    held_out_documents: int
-    source: str
-
-    def describe(self) -> dict[str, object]:
-        return {
-            "source": self.source,
-            "documents": self.documents,
-            "held_out_documents": self.held_out_documents,
-            "train_bytes": int(self.train.size),
-            "held_out_bytes": int(self.held_out.size),
-        }
+def _determined(config: LabConfig, scored: np.ndarray) -> np.ndarray:
+    r"""0 nats everywhere: the answer is determined by the context."""
+    return np.zeros(np.asarray(scored).size)
 
 
-@functools.cache
-def text_corpus() -> TextCorpus:
-    r"""``pydoc_data.topics`` (English prose) and the standard library's top-level ``*.py`` files, as UTF-8 bytes.
+def _retrieval_batches(config: LabConfig, device: Any) -> Any:
+    from .batches import RetrievalBatches
 
-    Documents are sorted by name (topic, then file name) and every tenth goes to the held-out stream, so the model is
-    scored on text it never saw. Sizes depend on the Python version (3.11: about 5 MB); runs record them.
-    """
-    from pydoc_data.topics import topics
-
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    docs = [(f"topic:{name}", text.encode("utf-8")) for name, text in sorted(topics.items())]
-    docs += [(f"stdlib:{path.name}", path.read_bytes()) for path in sorted(stdlib.glob("*.py"))]
-    train = [body for n, (_, body) in enumerate(docs) if n % 10]
-    held_out = [body for n, (_, body) in enumerate(docs) if not n % 10]
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    return TextCorpus(
-        train=np.frombuffer(b"\n\n".join(train), dtype=np.uint8),
-        held_out=np.frombuffer(b"\n\n".join(held_out), dtype=np.uint8),
-        documents=len(docs),
-        held_out_documents=len(held_out),
-        source=f"Python {version}: pydoc_data.topics ({len(topics)} topics) + {len(docs) - len(topics)} stdlib modules",
-    )
+    return RetrievalBatches(config, device)
 
 
-@dataclass(frozen=True)
-class Band:
-    r"""A range of evaluated positions (or retrieval distances): ``inside`` the training length, or ``lo``–``hi`` L."""
+# --- text: bytes of human-written text ------------------------------------------------------------------------------
 
-    name: str  # "inside", or "1-2", "2-4", … (multiples of the training length)
-    lo: int
-    hi: int  # exclusive
+BYTES = 256  # the text task's vocabulary
 
 
-@dataclass(frozen=True)
-class Spread:
-    r"""A band's mean over seeds of the per-seed band means, and the smallest and largest of those seed means."""
+def _text_batches(config: LabConfig, device: Any) -> Any:
+    from .batches import TextBatches
 
-    mean: float
-    low: float
-    high: float
+    return TextBatches(config, device)
 
 
-def length_bands(train_length: int, longest: int) -> list[Band]:
-    r"""Inside the training length, then each doubling beyond it up to ``longest`` (positions are ≥ 1)."""
-    bands, start = [Band("inside", 1, train_length)], train_length
-    while start <= longest:
-        bands.append(Band(f"{start // train_length}-{2 * start // train_length}", start, 2 * start))
-        start *= 2
-    return bands
-
-
-def band_seed_means(
-    results: dict, key: str = "loss", *, above_optimum: bool = True
-) -> dict[str, dict[str, np.ndarray]]:
-    r"""Per encoding and band, each seed's mean of ``key`` (``"loss"`` or ``"accuracy"``) over the band, (seeds,).
-
-    With ``above_optimum`` and a known optimum (lag, retrieval), a loss is counted above the optimum (nats): 0 is
-    perfect. Positions before the lag, where the optimum is ln V, count like the rest.
-    """
-    positions = np.asarray(results["positions"])
-    bands = length_bands(results["config"]["train_length"], int(positions.max()))
-    optimum = results.get("optimal_loss")
-    subtract = np.asarray(optimum) if (key == "loss" and above_optimum and optimum is not None) else 0.0
-    table: dict[str, dict[str, np.ndarray]] = {}
-    for name, run in results["runs"].items():
-        curves = np.asarray(run[f"{key}_seeds"]) - subtract  # (seeds, positions)
-        table[name] = {
-            band.name: curves[:, (positions >= band.lo) & (positions < band.hi)].mean(axis=1)
-            for band in bands
-            if ((positions >= band.lo) & (positions < band.hi)).any()
-        }
-    return table
-
-
-def _spread(per_seed: np.ndarray) -> Spread:
-    return Spread(float(per_seed.mean()), float(per_seed.min()), float(per_seed.max()))
-
-
-def band_table(results: dict, key: str = "loss", *, above_optimum: bool = True) -> dict[str, dict[str, Spread]]:
-    r"""Per encoding and band, the mean over seeds of :func:`band_seed_means`, with the lowest and highest seed."""
+def _text_about() -> dict[str, str]:
+    corpus = text_corpus()
     return {
-        name: {band: _spread(per_seed) for band, per_seed in row.items()}
-        for name, row in band_seed_means(results, key, above_optimum=above_optimum).items()
+        "corpus": corpus.source,
+        "train_mb": f"{corpus.train.size / 1e6:.1f}",
+        "held_mb": f"{corpus.held_out.size / 1e6:.1f}",
     }
 
 
-# --- does an encoding extrapolate on a run: one rule, read by the lab page and by Compare ---------------------------
-
-# A run's numbers are band_table's: per band of positions (inside L, 1–2·L, 2–4·L, …; distances for retrieval) the
-# mean loss of each seed, summarised as the mean over seeds and the lowest and highest seed. The tolerances below
-# were set on the committed runs (tests/app/test_compare.py fails if a regenerated run puts a band near one).
-#: Copy and retrieval (optimum known): a band holds when even the worst seed's mean loss is within this many nats of
-#: the optimum. Measured at the optimum, a band reads up to ~0.05: every model that learned copy ℓ = 2 ends inside L
-#: with its worst seed at 0.033–0.055 (0.023–0.037 at ℓ = 8; best seeds as low as −0.02: the optimum is an
-#: expectation, measured on 64 sequences a seed). Twice that noise is 0.1. Every band that fails is far past it: the
-#: worst seeds of failing bands are ≥ 0.22 nats, except sinusoidal retrieval at 8–16·L (0.125), the onset of a
-#: collapse (0.59 at 16–32·L). The closest pass is 0.058 (ALiBi on copy ℓ = 2), so no verdict turns on the third
-#: decimal.
-EXCESS_TOLERANCE = 0.1
-#: ... and a model whose worst seed inside L is further than this above the optimum did not learn the task (○), so
-#: its loss past L says nothing about extrapolation. The models that learned a task are ≤ 0.085 inside L (learned
-#: table on retrieval, the highest); the three that did not are ≥ 0.288 (NoPE on copy ℓ = 2; NoPE at ℓ = 8: 1.31;
-#: ALiBi at ℓ = 8: 0.61). 0.2 lies in that gap with ≥ 0.09 nats to spare on either side.
-LEARNED_TOLERANCE = 0.2
-#: Text (no known optimum): a band holds when no seed's loss rose more than this (nats per byte) over its own loss
-#: inside L. 0.05 nats/byte is ~2 % of the 2.1–2.3 nats/byte loss inside L. In the committed run ALiBi's seeds rise
-#: by at most 0.032 in any band; the next smallest is NoPE's, ≥ 0.132 at 1–2·L (T5: ≥ 0.131); learned, sinusoidal and
-#: RoPE rise 0.42–0.55 already at 1–2·L. So 0.05 sits a factor ≥ 1.5 above the one that holds and 2.6 below the rest.
-#: (tests/app/test_compare.py fails if a regenerated run puts any band within 20 % of its tolerance.)
-RISE_TOLERANCE = 0.05
+def _text_record() -> dict[str, Any]:
+    return {"corpus": text_corpus().describe()}
 
 
-@dataclass(frozen=True)
-class Verdict:
-    r"""Does one encoding extrapolate on one run: ``state`` ("holds", "until", "fails" or "not_learned"), ``until``
-    (the multiple of L it held to: the end of the last band tested for "holds", 1 for "fails", 0 for "not_learned"),
-    and the deciding number ``value`` read in band ``band``: for "holds" the largest worst-seed value past L, for
-    "until" and "fails" the worst seed in the first band that fails, for "not_learned" the worst seed inside L."""
+#: The lab's tasks, in the order the page offers them.
+TASKS: Mapping[str, Task] = MappingProxyType(
+    {
+        task.name: task
+        for task in (
+            Task(
+                "lag",
+                "position",
+                vocab=lambda config: config.vocab_size,
+                batches=_lag_batches,
+                optimum=_lag_optimum,
+                own=("lag",),
+            ),
+            Task(
+                "retrieval",
+                "distance",
+                vocab=lambda config: 2 * config.vocab_size + 1,  # V fillers, one query token, V values
+                batches=_retrieval_batches,
+                optimum=_determined,
+                scored_at=_retrieval_scored_at,
+                settings={"eval_factor": RETRIEVAL_EVAL_FACTOR},
+            ),
+            Task(
+                "text",
+                "position",
+                vocab=lambda config: BYTES,
+                batches=_text_batches,
+                about=_text_about,
+                record=_text_record,
+            ),
+        )
+    }
+)
 
-    state: str
-    until: int
-    value: float
-    band: str
+
+#: Named configurations, each for any task: "cpu" is the page's default (about half a minute per seed and task on
+#: 2 cores), "tiny" the CI test, "gpu" the run a CPU cannot do in reasonable time.
+PRESETS = {
+    "cpu": LabConfig(),
+    "tiny": LabConfig(d_model=32, n_heads=4, train_length=16, eval_factor=4, steps=200, eval_sequences=32),
+    "gpu": LabConfig(
+        d_model=256, n_heads=8, n_layers=4, steps=2000, batch_size=64, train_length=128, lr=1e-3, eval_sequences=256
+    ),
+}
 
 
-def band_edges(name: str) -> tuple[int, int]:
-    r"""``"2-4"`` → (2, 4): a band's edges in multiples of the training length."""
-    lo, hi = name.split("-")
-    return int(lo), int(hi)
+def for_task(config: LabConfig, task: str) -> LabConfig:
+    r"""``config`` (a preset: one model and budget for every task) set up for ``task`` (its :attr:`Task.settings`)."""
+    if task not in TASKS:
+        raise PosEncError(f"task must be one of {tuple(TASKS)}, got {task!r}")
+    return dataclasses.replace(config, task=task, **TASKS[task].settings)
 
 
-def verdict_measures(results: dict) -> dict[str, dict[str, Spread]]:
-    r"""Encoding → band → what a verdict reads: the spread over seeds of each seed's band mean.
+def scored_at(config: LabConfig, length: int) -> np.ndarray:
+    r"""What the evaluation of a run up to ``length`` tokens is indexed by: positions, or distances."""
+    return TASKS[config.task].scored_at(config, length)
 
-    With a known optimum: the loss above it (nats). Text: each seed's rise of its loss over its own loss inside L
-    (so inside L itself reads 0 for every seed).
+
+def optimal_loss(config: LabConfig, scored: int | np.ndarray) -> np.ndarray | None:
+    r"""The best achievable cross-entropy (nats) at each scored position or distance (an int n: at 0 … n − 1), or
+    ``None`` where the task has no known optimum (text).
+
+    lag: from the formula above. retrieval: 0 at every scored distance (the answer is determined by the context).
     """
-    seeds = band_seed_means(results, "loss", above_optimum=True)
-    if results.get("optimal_loss") is not None:
-        return {name: {band: _spread(v) for band, v in row.items()} for name, row in seeds.items()}
-    return {name: {band: _spread(v - row["inside"]) for band, v in row.items()} for name, row in seeds.items()}
+    positions = np.arange(scored) if isinstance(scored, int | np.integer) else np.asarray(scored)
+    optimum = TASKS[config.task].optimum
+    return None if optimum is None else optimum(config, positions)
 
 
-def verdict_tolerance(results: dict) -> float:
-    return EXCESS_TOLERANCE if results.get("optimal_loss") is not None else RISE_TOLERANCE
-
-
-def extrapolation_rises(rows: dict[str, dict[str, Spread]]) -> dict[str, float]:
-    r"""Per encoding, how far its loss rises past the training length: :math:`\max_{b \ne \text{inside}} \bar\ell_b -
-    \bar\ell_{\text{inside}}`, the worst band mean beyond L over the mean inside L (nats; ``rows`` from
-    :func:`band_table`)."""
-    if not rows:
-        raise PosEncError("rows must hold at least one encoding (a band_table)")
-    rises = {}
-    for name, row in rows.items():
-        beyond = [spread.mean for band, spread in row.items() if band != "inside"]
-        if "inside" not in row or not beyond:
-            raise PosEncError(f"rows[{name!r}] needs an 'inside' band and at least one band past it")
-        rises[name] = max(beyond) - row["inside"].mean
-    return rises
-
-
-def verdict(bands: dict[str, Spread], *, tolerance: float, learned: float | None) -> Verdict:
-    r"""The rule: every band past L holds when its worst seed (``Spread.high``) is within ``tolerance``; with
-    ``learned`` (a known optimum), a worst seed above it inside L means the task was not learned."""
-    inside = bands["inside"]
-    if learned is not None and inside.high > learned:
-        return Verdict("not_learned", 0, inside.high, "inside")
-    beyond = [(name, spread) for name, spread in bands.items() if name != "inside"]
-    failing = next(((name, spread) for name, spread in beyond if spread.high > tolerance), None)
-    if failing is None:
-        name, spread = max(beyond, key=lambda item: item[1].high)
-        return Verdict("holds", band_edges(beyond[-1][0])[1], spread.high, name)
-    name, spread = failing
-    until = band_edges(name)[0]
-    return Verdict("fails" if until == 1 else "until", until, spread.high, name)
-
-
-def extrapolation_verdicts(results: dict) -> dict[str, Verdict]:
-    r"""Encoding → :class:`Verdict` for every encoding of one run (committed or live, one seed or several)."""
-    learned = LEARNED_TOLERANCE if results.get("optimal_loss") is not None else None
-    tolerance = verdict_tolerance(results)
-    return {e: verdict(bands, tolerance=tolerance, learned=learned) for e, bands in verdict_measures(results).items()}
+def batches_for(config: LabConfig, device: Any) -> Any:
+    r"""The batch maker of ``config``'s task for ``config.seed`` on ``device`` (torch: imported by this call)."""
+    return TASKS[config.task].batches(config, device)

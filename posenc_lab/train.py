@@ -37,20 +37,10 @@ import torch.nn.functional as F
 from posenc_core.rope_scaling import ROPE_REGISTRY
 from posenc_core.torch_backend import pick_device
 
-from .batches import Source
+from .batches import Batches
 from .model import TinyLM
 from .stack import Stack
-from .tasks import (
-    ENCODINGS,
-    EXTENSIONS,
-    PRESETS,
-    TASKS,
-    LabConfig,
-    for_task,
-    optimal_loss,
-    retrieval_distances,
-    text_corpus,
-)
+from .tasks import ENCODINGS, EXTENSIONS, PRESETS, TASKS, LabConfig, batches_for, for_task, optimal_loss, scored_at
 
 __all__ = [
     "ENCODINGS",
@@ -95,7 +85,7 @@ def run_lab(
     per_seed: dict[str, list[dict]] = {name: [] for name in config.encodings}
     for index, seed in enumerate(seeds):
         seeded = dataclasses.replace(config, seed=seed)
-        source = Source(seeded, dev)
+        source = batches_for(seeded, dev)
         models, trained = _train(seeded, source, progress, done=index * config.steps, total=len(seeds) * config.steps)
         for encoding, model in models.items():
             stats = trained[encoding] | _evaluate(model, source, seeded.eval_length)
@@ -111,10 +101,8 @@ def run_lab(
 
 def _results(config: LabConfig, seeds: list[int], dev: torch.device, per_seed: dict[str, list[dict]]) -> dict:
     r"""The JSON-able results of :func:`run_lab` (all but ``seconds``): the runs merged over seeds, the axes."""
-    positions = _positions(config, config.eval_length)
-    optimum = optimal_loss(config, config.eval_length)  # per token position; retrieval: 0 at every distance
-    if optimum is not None:
-        optimum = optimum[positions] if config.task == "lag" else np.zeros(positions.size)
+    positions = scored_at(config, config.eval_length)
+    optimum = optimal_loss(config, positions)  # at each scored position or distance; None where unknown
     results: dict = {
         "task": config.task,
         "config": dataclasses.asdict(config) | {"seed": seeds[0]},
@@ -122,18 +110,11 @@ def _results(config: LabConfig, seeds: list[int], dev: torch.device, per_seed: d
         "device": str(dev),
         "torch": torch.__version__,
         "positions": positions.tolist(),
-        "extension_positions": _positions(config, config.extension_factor * config.train_length).tolist(),
+        "extension_positions": scored_at(config, config.extension_factor * config.train_length).tolist(),
         "optimal_loss": None if optimum is None else optimum.tolist(),
         "runs": {name: _merge(stats) for name, stats in per_seed.items()},
     }
-    if config.task == "text":
-        results["corpus"] = text_corpus().describe()
-    return results
-
-
-def _positions(config: LabConfig, length: int) -> np.ndarray:
-    r"""What each evaluated loss is indexed by: the predicted token's position, or the retrieval distance."""
-    return retrieval_distances(config, length - 2) if config.task == "retrieval" else np.arange(1, length)
+    return results | dict(TASKS[config.task].record())
 
 
 def _merge(stats: list[dict]) -> dict:
@@ -165,7 +146,7 @@ def _learning_rate(config: LabConfig, step: int) -> float:
     return config.lr * min(1.0, (step + 1) / 30) * 0.5 * (1 + math.cos(math.pi * step / config.steps))
 
 
-def _train(config: LabConfig, source: Source, progress: Progress | None, *, done: int, total: int):
+def _train(config: LabConfig, source: Batches, progress: Progress | None, *, done: int, total: int):
     r"""Every encoding's model for one seed, trained together as one :class:`Stack` on the same batches; returns the
     trained models by encoding and each one's training statistics. All train in the same wall time: each is credited
     an equal share of it."""
@@ -175,6 +156,7 @@ def _train(config: LabConfig, source: Source, progress: Progress | None, *, done
         torch.manual_seed(config.seed)  # equal shared initial weights across encodings
         models[encoding] = TinyLM(config, encoding).to(device)
     stack = Stack(list(models.values()))
+    scored_by = TASKS[config.task].scored_by
     # No weight decay: untrained rows stay as they are. Fused: one kernel for every weight (also on a CPU: twelve
     # (6, 256, 64) weights took 0.6 ms a step against 2.6 ms for the default).
     optimizer = torch.optim.Adam(stack.parameters(), lr=config.lr, fused=device.type in FUSED_ADAM)
@@ -184,7 +166,7 @@ def _train(config: LabConfig, source: Source, progress: Progress | None, *, done
     for step in range(config.steps):
         for group in optimizer.param_groups:
             group["lr"] = _learning_rate(config, step)  # 30-step warm-up, then cosine decay
-        each = stack.losses(source.batch(config.batch_size, config.train_length, generator), config.task)  # (E,)
+        each = stack.losses(source.batch(config.batch_size, config.train_length, generator), scored_by)  # (E,)
         optimizer.zero_grad(set_to_none=True)
         each.sum().backward()  # the sum: each model's weights get their own loss's gradient
         optimizer.step()
@@ -207,7 +189,7 @@ def _train(config: LabConfig, source: Source, progress: Progress | None, *, done
 
 
 @torch.no_grad()
-def _evaluate(model: TinyLM, source: Source, length: int, rope_type: str | None = None) -> dict:
+def _evaluate(model: TinyLM, source: Batches, length: int, rope_type: str | None = None) -> dict:
     r"""Loss (nats) and accuracy at every evaluated position (retrieval: at every distance) up to ``length``."""
     model.eval()
     config = model.config
@@ -217,10 +199,10 @@ def _evaluate(model: TinyLM, source: Source, length: int, rope_type: str | None 
             factor=config.extension_factor, original_max_position_embeddings=config.train_length
         )
         rope = tuple(t.to(source.device) for t in model.rope_tables(length, scaling))
-    if config.task == "retrieval":
+    if TASKS[config.task].scored_by == "distance":  # the answer alone, at each distance
         losses, hits = [], []
-        for distance in _positions(config, length):
-            tokens = source.retrieval_at(int(distance))
+        for distance in scored_at(config, length):
+            tokens = source.at_distance(int(distance))
             logits = _logits(model, tokens[:, :-1], rope)[:, -1]
             losses.append(F.cross_entropy(logits, tokens[:, -1]))
             hits.append((logits.argmax(-1) == tokens[:, -1]).float().mean())
@@ -273,7 +255,7 @@ class _Bar:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Train tiny Transformers per position encoding; test past L_train.")
     parser.add_argument("--out", required=True, help="where to write the results (JSON)")
-    parser.add_argument("--task", choices=TASKS, default="lag")
+    parser.add_argument("--task", choices=tuple(TASKS), default=next(iter(TASKS)))
     parser.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
     parser.add_argument("--seeds", type=int, default=1, help="how many seeds: --seed, --seed + 1, …")
     parser.add_argument("--seed", type=int, default=0, help="the first seed")

@@ -9,15 +9,18 @@ import math
 import numpy as np
 import pytest
 
+from posenc_lab.runs import committed_runs
 from posenc_lab.tasks import (
     PRESETS,
     for_task,
     optimal_loss,
 )
 from posenc_ui.views import lab
-from posenc_ui.views.lab import COMMITTED, ENCODING_SETS, live_config
+from posenc_ui.views.lab import ENCODING_SETS, live_config
 
 SCRIPT = "pages/9_Extrapolation_lab.py"
+#: The committed runs by (task, lag): the lag of the runs of the other tasks is the preset's (2), as stored in each.
+COMMITTED = {(run.task, run.own.get("lag", 2)): run.path for run in committed_runs()}
 DEFAULTS = {p.name: p.default for p in lab.PARAMS}
 
 

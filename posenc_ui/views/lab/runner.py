@@ -26,7 +26,7 @@ from typing import Any
 import streamlit as st
 
 from posenc_lab.queue import LabQueue, config_key
-from posenc_lab.tasks import PRESETS, LabConfig, text_corpus
+from posenc_lab.tasks import PRESETS, TASKS, LabConfig
 
 from ...frame import Page
 from ...frame.process import freeze_heap
@@ -123,16 +123,7 @@ def apply_pending(page: Page) -> None:
 def about_task(page: Page) -> None:
     r"""What the chosen task asks of a position encoding (the text task names its corpus and size)."""
     task = page.values["task"]
-    if task == "text":
-        corpus = text_corpus()
-        page.text(
-            "about.text",
-            corpus=corpus.source,
-            train_mb=f"{corpus.train.size / 1e6:.1f}",
-            held_mb=f"{corpus.held_out.size / 1e6:.1f}",
-        )
-    else:
-        page.text(f"about.{task}")
+    page.text(f"about.{task}", **TASKS[task].about())
 
 
 def source_notice(page: Page) -> None:
