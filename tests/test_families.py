@@ -16,7 +16,7 @@ import pytest
 
 import posenc_core as pc
 from posenc_core.families import COMPARED, DEMO, FAMILIES, KINDS, LAB, LINEAR_ROUTES, Family
-from posenc_lab import tasks as lab_task
+from posenc_lab import tasks as lab_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("en", "zh")
@@ -35,7 +35,7 @@ def _words(lang: str) -> dict[str, str]:
 
 def test_the_lists_of_the_core_are_the_registry_in_its_order() -> None:
     names = list(FAMILIES)
-    assert pc.ENCODINGS == DEMO and pc.COMPARED == COMPARED and lab_task.ENCODINGS == LAB
+    assert pc.ENCODINGS == DEMO and pc.COMPARED == COMPARED and lab_tasks.ENCODINGS == LAB
     for subset in (DEMO, COMPARED, LAB):
         assert list(subset) == [n for n in names if n in subset]  # registry order, no name twice
     assert dict(pc.LINEAR_ROUTES) == {n: FAMILIES[n].linear_route for n in COMPARED} == dict(LINEAR_ROUTES)
@@ -118,7 +118,7 @@ def test_the_pages_subsets_of_families_are_registry_names() -> None:
 
     for subset in lab.ENCODING_SETS.values():
         assert subset and set(subset) <= set(LAB)
-        lab_task.LabConfig(encodings=subset)  # a live run of each set is a valid configuration
+        lab_tasks.LabConfig(encodings=subset)  # a live run of each set is a valid configuration
     assert set(compare.ABSOLUTE) | set(compare.RELATIVE) <= set(COMPARED)
     assert {FAMILIES[n].kind for n in compare.ABSOLUTE} == {"added"}
 

@@ -107,7 +107,7 @@ def lab_results(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Any]]:
 
 @memo(budget=RESULTS)
 def lab_measures(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Mapping[str, Spread]]]:
-    r"""Task → encoding → band → what the verdict reads (:func:`posenc_lab.tasks.verdict_measures`)."""
+    r"""Task → encoding → band → what the verdict reads (:func:`posenc_lab.runs.verdict_measures`)."""
     return MappingProxyType(
         {task: {e: verdict_measures(dict(r))[e] for e in ENCODINGS} for task, r in lab_results(runs).items()}
     )
@@ -119,7 +119,7 @@ def task_tolerance(task: str, runs: Runs = LAB_RUNS) -> float:
 
 @memo(budget=RESULTS)
 def lab_verdicts(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Verdict]]:
-    r"""Encoding → task → :class:`~posenc_lab.tasks.Verdict`, for every lab encoding and every committed run."""
+    r"""Encoding → task → :class:`~posenc_lab.runs.Verdict`, for every lab encoding and every committed run."""
     per_task = {task: extrapolation_verdicts(dict(results)) for task, results in lab_results(runs).items()}
     return MappingProxyType({e: {task: verdicts[e] for task, verdicts in per_task.items()} for e in ENCODINGS})
 

@@ -1,10 +1,10 @@
 r"""Page 9 — the extrapolation lab: tiny Transformers that differ only in their position encoding, trained on one of
-three tasks and tested past the length they were trained on.
+the lab's tasks (:data:`posenc_lab.tasks.TASKS`) and tested past the length they were trained on.
 
-The committed results (``assets/lab/<task>_cpu.json``, three seeds each, made by the command stored inside them) show
-at once; a live run with the reader's settings is read from the lab's disk cache (:mod:`posenc_lab.queue`) once it
-has finished (:mod:`posenc_ui.views.lab.runner` trains it). This module imports no torch and no Streamlit: it only reads
-result dicts, and every number it shows comes from :func:`posenc_lab.tasks.band_table`.
+The committed runs (:func:`posenc_lab.runs.committed_runs`, three seeds each, made by the command stored inside them)
+show at once; a live run with the reader's settings is read from the lab's disk cache (:mod:`posenc_lab.queue`) once
+it has finished (:mod:`posenc_ui.views.lab.runner` trains it). This module imports no torch and no Streamlit: it only
+reads result dicts, and every number it shows comes from :func:`posenc_lab.runs.band_table`.
 """
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ def table(values: Values) -> Mapping[str, Mapping[str, Spread]]:
 
 
 def findings(values: Values) -> dict[str, tuple[str, dict[str, str]]]:
-    r"""Per trained encoding, the verdict Compare uses too (:func:`posenc_lab.tasks.extrapolation_verdicts`),
+    r"""Per trained encoding, the verdict Compare uses too (:func:`posenc_lab.runs.extrapolation_verdicts`),
     as an i18n key (``lab.verdict.<state>``) and the numbers that decided it."""
     path = shown_path(values)
     results = read_results(path)
