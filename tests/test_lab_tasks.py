@@ -141,3 +141,21 @@ def test_no_task_name_list_or_branch_outside_the_registry() -> None:
         if (hits := _task_lists_and_branches(path.read_text(encoding="utf-8")))
     }
     assert found == {}
+
+
+#: The lab's modules that import torch; the others (the registry, the runs and the verdict, the queue) import none.
+TORCH_MODULES = {"batches", "hooks", "model", "stack", "train", "__main__"}
+
+
+def test_the_lab_package_imports_no_ui_and_torch_only_in_its_torch_modules() -> None:
+    r"""``posenc_lab`` is below the UI: no Streamlit, no plotly, no ``posenc_ui``; torch only where it trains (the
+    registry's batch makers import :mod:`posenc_lab.batches` when called)."""
+    found = {}
+    for path in sorted((ROOT / "posenc_lab").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        banned = {"streamlit", "plotly", "posenc_ui"} | ({"torch"} if path.stem not in TORCH_MODULES else set())
+        if imported & banned:
+            found[path.name] = sorted(imported & banned)
+    assert found == {}
