@@ -4,13 +4,13 @@ r"""The extrapolation lab's whole run, timed per preset and device, side by side
     python bench/bench_lab.py --preset gpu           # the larger run, on CUDA (add --devices cpu,cuda to compare)
     python bench/bench_lab.py --task text --steps 50 # any task; fewer steps for a quick look
 
-For each device it runs :func:`posenc_core.torch_backend.lab.run_lab` once, exactly as the page's *Run* button does
+For each device it runs :func:`posenc_lab.train.run_lab` once, exactly as the page's *Run* button does
 (data made on the device, every encoding trained and evaluated), and prints the whole run's wall time, the training
 throughput per encoding, and the GPU / CPU ratio when both ran. The first run on a device pays for its warm-up
 (allocator, kernels); ``--repeat 2`` reports the better of two. torch's import is timed once, as the page pays it.
 
 ``--baseline`` also times the training alone both ways, taking turns in the same process on the same batches: every
-encoding stacked into one model (:class:`posenc_core.torch_backend.lab_stack.Stack`, what the lab does) against the
+encoding stacked into one model (:class:`posenc_lab.stack.Stack`, what the lab does) against the
 models trained one after another, as the lab did before (each with its own Adam), and prints the ratio.
 """
 
@@ -21,6 +21,9 @@ import dataclasses
 import json
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's packages, not an installed copy
 
 started = time.perf_counter()
 import torch  # noqa: E402
@@ -29,10 +32,9 @@ IMPORT_SECONDS = time.perf_counter() - started
 
 import torch.nn.functional as F  # noqa: E402
 
-from posenc_core.lab_task import PRESETS, TASKS, LabConfig, for_task  # noqa: E402
 from posenc_core.torch_backend import pick_device  # noqa: E402
-from posenc_core.torch_backend.lab import TinyLM, _learning_rate, _train, run_lab  # noqa: E402
-from posenc_core.torch_backend.lab_data import Source  # noqa: E402
+from posenc_lab.tasks import PRESETS, TASKS, LabConfig, batches_for, for_task  # noqa: E402
+from posenc_lab.train import TinyLM, _learning_rate, _train, run_lab  # noqa: E402
 
 
 def available_devices() -> list[str]:
@@ -70,7 +72,7 @@ def _synchronize(device: torch.device) -> None:
 
 def train_stacked(config: LabConfig, device: torch.device) -> float:
     r"""Seconds to train every encoding of ``config`` as the lab does: stacked, one step for all."""
-    source = Source(config, device)
+    source = batches_for(config, device)
     _synchronize(device)
     start = time.perf_counter()
     _train(config, source, None, done=0, total=config.steps)
@@ -81,7 +83,7 @@ def train_stacked(config: LabConfig, device: torch.device) -> float:
 def train_one_by_one(config: LabConfig, device: torch.device) -> float:
     r"""Seconds to train the same models on the same batches one after another, each with its own Adam: the lab's
     trainer before stacking, kept here as the baseline."""
-    source = Source(config, device)
+    source = batches_for(config, device)
     _synchronize(device)
     start = time.perf_counter()
     for encoding in config.encodings:
@@ -94,7 +96,7 @@ def train_one_by_one(config: LabConfig, device: torch.device) -> float:
                 group["lr"] = _learning_rate(config, step)
             tokens = source.batch(config.batch_size, config.train_length, generator)
             logits = model(tokens[:, :-1])
-            if config.task == "retrieval":
+            if TASKS[config.task].scored_by == "distance":
                 loss = F.cross_entropy(logits[:, -1], tokens[:, -1])
             else:
                 loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
@@ -118,7 +120,7 @@ def compare_trainers(config: LabConfig, device: str, repeat: int) -> dict:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Time the extrapolation lab's whole run per preset and device.")
     ap.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
-    ap.add_argument("--task", choices=TASKS, default="lag")
+    ap.add_argument("--task", choices=tuple(TASKS), default="lag")
     ap.add_argument("--steps", type=int, help="override the preset's steps")
     ap.add_argument("--devices", help="comma-separated (default: every device here; the GPU preset: CUDA only)")
     ap.add_argument("--repeat", type=int, default=1)

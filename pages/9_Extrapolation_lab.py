@@ -1,8 +1,8 @@
 r"""Page 9 — the extrapolation lab: train tiny Transformers per position encoding on three tasks, test past L_train."""
 
-from posenc_ui import lab_runner
 from posenc_ui.frame import start
-from posenc_ui.views.lab import VIEW, has_rope, shown_results
+from posenc_ui.views.lab import VIEW, has_rope, own_settings, shown_results
+from posenc_ui.views.lab import runner as lab_runner
 
 with start(VIEW) as page:
     lab_runner.apply_pending(page)
@@ -13,8 +13,8 @@ with start(VIEW) as page:
     page.controls("source", "metric")
     lab_runner.source_notice(page)
     page.figure("by_position")
-    if page.values["task"] == "lag":  # under the figure: above it, it pushed the figure off a phone's first screen
-        page.controls("lag")
+    if own := own_settings(page.values):  # under the figure: above it, it pushed the figure off a phone's first screen
+        page.controls(*own)  # the chosen task's own settings (the lag task's lag)
     lab_runner.shown_caption(page)
     lab_runner.about_task(page)
     lab_runner.findings(page)

@@ -10,7 +10,7 @@ Attention, and why it needs position: :mod:`.attention` (the operations), :mod:`
                                  :mod:`.probes` (position in the residual stream)
 Every family in one registry:    :mod:`.families` (kind, Compare's score matrix, page 1's head, in the lab or not)
 Every encoding side by side:     :mod:`.compare`
-The extrapolation lab's task, without torch: :mod:`.lab_task`
+The extrapolation lab, which trains models with these: the separate package :mod:`posenc_lab`
 
 Conventions everywhere: float64, keyword-only hyperparameters named as in the papers and in Hugging Face configs,
 ``relative_position = key_position − query_position``, and one error type, :class:`PosEncError` (a ``ValueError``),

@@ -10,7 +10,7 @@ pairwise ``"bias"`` on the logits (Shaw, T5, ALiBi), a ``"rotation"`` of q and k
 * ``head(x, w_q, w_k, w_v, *, base, seed)``: q, k, v and the additive bias (or None) of page 1's head over x
   (:func:`posenc_core.self_attention`). A family with ``head`` is in page 1's demonstration (:data:`DEMO`).
 * ``lab``: the extrapolation lab trains it (:data:`LAB`); its torch model hooks are
-  ``posenc_core.torch_backend.lab_families.LAB_HOOKS[name]`` (torch stays out of this module).
+  ``posenc_lab.hooks.LAB_HOOKS[name]`` (torch stays out of this module).
 
 Adding a family: its entry here (with the functions it needs, in this module), its lab hooks when ``lab``, its words
 (``enc.<name>`` in ``assets/i18n/shared.*.json``; Compare's ``compare.{params,cost,where,models}.<name>``), its colour

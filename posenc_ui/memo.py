@@ -9,7 +9,7 @@ order across every page and bounded in bytes: :data:`RESULTS` for what pages sho
 as a hundred finished figures) cannot push out the figures students come back to. The pools are
 :class:`cachetools.LRUCache` sized by :func:`approx_bytes`; this module adds only the sizing and the two pools.
 Everything the app keeps in memory between reruns goes through :func:`memo` (a live lab run's results also persist on
-disk, across processes: :mod:`posenc_ui.lab_queue`).
+disk, across processes: :mod:`posenc_lab.queue`).
 
     @memo
     def _bias(n_heads: int, length: int) -> np.ndarray: ...

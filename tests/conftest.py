@@ -12,7 +12,7 @@ import tempfile
 
 from hypothesis import settings
 
-# The lab's run cache (posenc_ui.lab_queue) is per test session: no result left by an earlier run, or by a reader of
+# The lab's run cache (posenc_lab.queue) is per test session: no result left by an earlier run, or by a reader of
 # this machine's app, can stand in for a run a test expects to happen. Servers the tests start inherit it.
 os.environ["POSENC_LAB_CACHE"] = tempfile.mkdtemp(prefix="posenc-lab-cache-")
 

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 import posenc_core as pc
-from posenc_core import lab_task
 from posenc_core.families import COMPARED, DEMO, FAMILIES, KINDS, LAB, LINEAR_ROUTES, Family
+from posenc_lab import tasks as lab_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("en", "zh")
 RUNS = sorted((ROOT / "assets" / "lab").glob("*.json"))
 #: The modules keyed by family name: the registry, the lab's torch hooks, the colours.
-REGISTRIES = ("posenc_core/families.py", "posenc_core/torch_backend/lab_families.py", "posenc_ui/figures/style.py")
+REGISTRIES = ("posenc_core/families.py", "posenc_lab/hooks.py", "posenc_ui/figures/style.py")
 
 
 def _words(lang: str) -> dict[str, str]:
@@ -35,7 +35,7 @@ def _words(lang: str) -> dict[str, str]:
 
 def test_the_lists_of_the_core_are_the_registry_in_its_order() -> None:
     names = list(FAMILIES)
-    assert pc.ENCODINGS == DEMO and pc.COMPARED == COMPARED and lab_task.ENCODINGS == LAB
+    assert pc.ENCODINGS == DEMO and pc.COMPARED == COMPARED and lab_tasks.ENCODINGS == LAB
     for subset in (DEMO, COMPARED, LAB):
         assert list(subset) == [n for n in names if n in subset]  # registry order, no name twice
     assert dict(pc.LINEAR_ROUTES) == {n: FAMILIES[n].linear_route for n in COMPARED} == dict(LINEAR_ROUTES)
@@ -101,7 +101,7 @@ def test_every_family_has_a_colour_and_every_colour_a_family() -> None:
 
 def test_every_lab_family_has_torch_hooks() -> None:
     pytest.importorskip("torch")
-    from posenc_core.torch_backend.lab_families import LAB_HOOKS
+    from posenc_lab.hooks import LAB_HOOKS
 
     assert set(LAB_HOOKS) == set(LAB)
 
@@ -118,7 +118,7 @@ def test_the_pages_subsets_of_families_are_registry_names() -> None:
 
     for subset in lab.ENCODING_SETS.values():
         assert subset and set(subset) <= set(LAB)
-        lab_task.LabConfig(encodings=subset)  # a live run of each set is a valid configuration
+        lab_tasks.LabConfig(encodings=subset)  # a live run of each set is a valid configuration
     assert set(compare.ABSOLUTE) | set(compare.RELATIVE) <= set(COMPARED)
     assert {FAMILIES[n].kind for n in compare.ABSOLUTE} == {"added"}
 

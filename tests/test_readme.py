@@ -60,7 +60,7 @@ for _command in COMMANDS + _python_commands(BENCHMARKS):
 def test_the_readme_shows_the_commands_a_newcomer_needs() -> None:
     shown = {" ".join(_entry_point(c)[1:]) for c in COMMANDS}
     needed = {"bench/bench_core.py", "bench/bench_lab.py", "bench/bench_app.py", "bench/load.py"}
-    needed |= {"bench/scaleout/run.py", "-m posenc_ui.export", "-m posenc_core.torch_backend.lab"}
+    needed |= {"bench/scaleout/run.py", "-m posenc_ui.export", "-m posenc_lab"}
     assert needed <= shown
     setup = _fenced("bash")[0]
     assert "pip install -r requirements.txt && streamlit run app.py" in setup

@@ -93,7 +93,7 @@ def score_matrices(panels: Sequence[tuple[str, np.ndarray, np.ndarray]], *, leng
 @dataclass(frozen=True)
 class ExtrapolationPanel:
     r"""One task: its title, its band labels (inside L, 1–2·L, …) and, per encoding, one spread per band (anything
-    with ``mean``, ``low`` and ``high``, e.g. :class:`posenc_core.lab_task.Spread`); the verdict's tolerance."""
+    with ``mean``, ``low`` and ``high``, e.g. :class:`posenc_lab.runs.Spread`); the verdict's tolerance."""
 
     title: str
     bands: tuple[str, ...]

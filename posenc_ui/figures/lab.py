@@ -108,10 +108,10 @@ def _spread(x: np.ndarray, seeds: np.ndarray, name: str, colour: str) -> list[di
     return traces
 
 
-def _axes(task: str, metric: str, lang: str) -> dict[str, object]:
-    x_title = t("lab.axis_distance" if task == "retrieval" else "lab.axis_position", lang)
-    extra: dict[str, object] = {"x": x_title, "y": t(f"lab.axis_{metric}", lang)}
-    if task == "retrieval":
+def _axes(scored_by: str, metric: str, lang: str) -> dict[str, object]:
+    r"""Axis titles; distances (tested out to tens of training lengths) on a logarithmic axis."""
+    extra: dict[str, object] = {"x": t(f"lab.axis_{scored_by}", lang), "y": t(f"lab.axis_{metric}", lang)}
+    if scored_by == "distance":
         extra["xaxis_type"] = "log"
     return extra
 
@@ -122,7 +122,7 @@ def _per_position(
     x: np.ndarray,
     *,
     title: str,
-    task: str,
+    scored_by: str,
     train_length: int,
     metric: str,
     lang: str,
@@ -130,7 +130,7 @@ def _per_position(
     r"""Curves over positions (or distances), the optimum dotted, the training length L dashed."""
     if optimum is not None:
         data = [*data, _line(x, optimum, t("lab.optimum", lang), BLACK, dash="dot")]
-    axes = _axes(task, metric, lang)
+    axes = _axes(scored_by, metric, lang)
     layout = {"xaxis": {"type": axes.pop("xaxis_type")}} if "xaxis_type" in axes else {}
     return figure(
         data,
@@ -139,7 +139,7 @@ def _per_position(
         **axes,
         **layout,
         **LEGEND_BELOW,
-        **_wall(train_length, t("lab.wall", lang, length=train_length), log_axis=task == "retrieval"),
+        **_wall(train_length, t("lab.wall", lang, length=train_length), log_axis=scored_by == "distance"),
     )
 
 
@@ -149,11 +149,13 @@ def by_position(
     optimum: np.ndarray | None,
     *,
     task: str,
+    scored_by: str,
     train_length: int,
     metric: str,
     lang: str,
 ) -> go.Figure:
-    r"""One line per encoding (mean over seeds, band = lowest to highest seed) over positions or distances."""
+    r"""One line per encoding (mean over seeds, band = lowest to highest seed) over positions or distances
+    (``scored_by``: ``"position"`` or ``"distance"``); the title is the task's (``lab.fig_by_position.<task>``)."""
     data = [
         trace
         for name, seeds in curves.items()
@@ -161,7 +163,9 @@ def by_position(
     ]
     factor = round(float(x.max()) / train_length)
     title = t(f"lab.fig_by_position.{task}", lang, length=train_length, factor=factor)
-    return _per_position(data, optimum, x, title=title, task=task, train_length=train_length, metric=metric, lang=lang)
+    return _per_position(
+        data, optimum, x, title=title, scored_by=scored_by, train_length=train_length, metric=metric, lang=lang
+    )
 
 
 def extension(
@@ -169,7 +173,7 @@ def extension(
     curves: Mapping[str, np.ndarray],
     optimum: np.ndarray | None,
     *,
-    task: str,
+    scored_by: str,
     train_length: int,
     factor: int,
     metric: str,
@@ -185,7 +189,9 @@ def extension(
         )
     ]
     title = t("lab.fig_extension", lang, factor=factor)
-    return _per_position(data, optimum, x, title=title, task=task, train_length=train_length, metric=metric, lang=lang)
+    return _per_position(
+        data, optimum, x, title=title, scored_by=scored_by, train_length=train_length, metric=metric, lang=lang
+    )
 
 
 def _extension_name(kind: str, lang: str) -> str:

@@ -5,7 +5,6 @@ it lives, who uses it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -25,8 +24,7 @@ from posenc_core import (
     toeplitz_residual,
 )
 from posenc_core.families import RELATIVE_KINDS
-from posenc_core.lab_task import (
-    ENCODINGS,
+from posenc_lab.runs import (
     EXCESS_TOLERANCE,
     LEARNED_TOLERANCE,
     RISE_TOLERANCE,
@@ -34,35 +32,31 @@ from posenc_core.lab_task import (
     Verdict,
     band_edges,
     band_table,
+    committed_runs,
     extrapolation_verdicts,
+    read_results,
     verdict,
     verdict_measures,
     verdict_tolerance,
 )
+from posenc_lab.tasks import ENCODINGS
 
 from ..figures import compare as figs
 from ..figures import heatmap
 from ..figures.style import ENCODING_COLOURS
 from ..i18n import t
 from ..memo import RESULTS, memo
-from ..paths import ROOT
 from ..state import IntParam
 from .base import Check, Explain, PageEntry, Values, View, reads, uses
 from .compare_linear import check_linear, check_rank, linear_cell
 from .lab import PAGE as LAB_PAGE
 
-LAB_DIR = ROOT / "assets" / "lab"
 Runs = tuple[tuple[str, Path], ...]
-#: The committed runs of the extrapolation lab (page 9), three seeds each: (task id, file). Every lab-derived mark,
-#: number, figure and check of this page reads all four.
-LAB_RUNS: Runs = (
-    ("lag", LAB_DIR / "lag_cpu.json"),
-    ("lag8", LAB_DIR / "lag8_cpu.json"),
-    ("text", LAB_DIR / "text_cpu.json"),
-    ("retrieval", LAB_DIR / "retrieval_cpu.json"),
-)
+#: The committed runs of the extrapolation lab (page 9, :func:`posenc_lab.runs.committed_runs`), three seeds each:
+#: (run id, file). Every lab-derived mark, number, figure and check of this page reads all of them.
+LAB_RUNS: Runs = tuple((run.id, run.path) for run in committed_runs())
 #: The lab page's URL settings that show each run there.
-LAB_QUERY = {"lag": "task=lag&lag=2", "lag8": "task=lag&lag=8", "text": "task=text", "retrieval": "task=retrieval"}
+LAB_QUERY = {run.id: run.query for run in committed_runs()}
 
 #: Relative diagonal spread under which a matrix counts as Toeplitz (rounding is ~1e-15).
 TOEPLITZ_TOLERANCE = 1e-9
@@ -108,16 +102,12 @@ def _residuals(length: int) -> dict[str, float]:
 @memo(budget=RESULTS)
 def lab_results(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Any]]:
     r"""Task id → the committed results file of that task, read once while memory keeps it (a run never changes)."""
-    results = {}
-    for task, path in runs:
-        with open(path, encoding="utf-8") as fh:
-            results[task] = json.load(fh)
-    return MappingProxyType(results)
+    return MappingProxyType({task: read_results(path) for task, path in runs})
 
 
 @memo(budget=RESULTS)
 def lab_measures(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Mapping[str, Spread]]]:
-    r"""Task → encoding → band → what the verdict reads (:func:`posenc_core.lab_task.verdict_measures`)."""
+    r"""Task → encoding → band → what the verdict reads (:func:`posenc_lab.runs.verdict_measures`)."""
     return MappingProxyType(
         {task: {e: verdict_measures(dict(r))[e] for e in ENCODINGS} for task, r in lab_results(runs).items()}
     )
@@ -129,7 +119,7 @@ def task_tolerance(task: str, runs: Runs = LAB_RUNS) -> float:
 
 @memo(budget=RESULTS)
 def lab_verdicts(runs: Runs = LAB_RUNS) -> Mapping[str, Mapping[str, Verdict]]:
-    r"""Encoding → task → :class:`~posenc_core.lab_task.Verdict`, for every lab encoding and every committed run."""
+    r"""Encoding → task → :class:`~posenc_lab.runs.Verdict`, for every lab encoding and every committed run."""
     per_task = {task: extrapolation_verdicts(dict(results)) for task, results in lab_results(runs).items()}
     return MappingProxyType({e: {task: verdicts[e] for task, verdicts in per_task.items()} for e in ENCODINGS})
 

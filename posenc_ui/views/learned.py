@@ -30,13 +30,13 @@ from posenc_core import (
     sinusoidal,
     trained_row_change,
 )
+from posenc_lab.runs import committed_run
 
 from ..figures import heatmap
 from ..figures import learned as figs
 from ..figures import sinusoidal as sin_figs
 from ..i18n import t
 from ..memo import RESULTS, memo
-from ..paths import ROOT
 from ..state import ChoiceParam, IntParam
 from .base import Check, Explain, PageEntry, Values, View, reads, uses
 
@@ -61,13 +61,12 @@ PARAMS = (
     ChoiceParam("model", "text", options=("text", "lag")),
 )
 
-LAB_DIR = ROOT / "assets" / "lab"
-#: The extrapolation lab's committed runs (page 9) whose learned table this page shows, by task. Each stores its
-#: first seed's trained table, rows 0 … 4L − 1, under ``runs.learned.table``.
-TRAINED_FILES = {"text": LAB_DIR / "text_cpu.json", "lag": LAB_DIR / "lag_cpu.json"}
+#: The extrapolation lab's committed runs (page 9, :func:`posenc_lab.runs.committed_run`) whose learned table this page
+#: shows, by task. Each stores its first seed's trained table, rows 0 … 4L − 1, under ``runs.learned.table``.
+TRAINED_FILES = {"text": committed_run("text").path, "lag": committed_run("lag", lag=2).path}
 #: The lag task again, copying 8 tokens back instead of 2, with the same seed and the same model: it starts from the
-#: very same random table as ``lag_cpu.json``, so comparing the two shows which rows training moved.
-TWIN_FILE = LAB_DIR / "lag8_cpu.json"
+#: very same random table as the lag-2 run, so comparing the two shows which rows training moved.
+TWIN_FILE = committed_run("lag", lag=8).path
 
 
 @memo

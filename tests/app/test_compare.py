@@ -11,7 +11,8 @@ import pytest
 from drawn import shown_checks
 
 from posenc_core import COMPARED, FAMILIES
-from posenc_core.lab_task import ENCODINGS, band_table
+from posenc_lab.runs import band_table, committed_runs
+from posenc_lab.tasks import ENCODINGS
 from posenc_ui.i18n import t
 from posenc_ui.state import defaults
 from posenc_ui.views.compare import (
@@ -33,7 +34,8 @@ from posenc_ui.views.compare import (
 )
 
 SCRIPT = "pages/10_Compare.py"
-TASKS = ("lag", "lag8", "text", "retrieval")
+#: The committed runs whose verdicts this file states (in the order the page lists them: the registry's, then by lag).
+TASKS = ("lag", "lag8", "retrieval", "text")
 
 
 def main_table(lang: str) -> dict[str, str]:
@@ -87,10 +89,11 @@ def independent_verdict(results: dict, encoding: str) -> tuple[str, int, float]:
     return "holds", edges[-1][1] // length, max(value for _, value in beyond)
 
 
-def test_lab_reads_all_four_committed_runs_with_three_seeds() -> None:
-    assert [task for task, _ in LAB_RUNS] == list(TASKS)
+def test_lab_reads_every_committed_run_with_three_seeds() -> None:
+    assert [task for task, _ in LAB_RUNS] == [run.id for run in committed_runs()]  # the one reader's list, in order
+    assert [task for task, _ in LAB_RUNS if task in TASKS] == list(TASKS)  # the four runs this file's claims name
     results = lab_results()
-    assert {task: r["task"] for task, r in results.items()} == {
+    assert {task: results[task]["task"] for task in TASKS} == {
         "lag": "lag",
         "lag8": "lag",
         "text": "text",
@@ -142,7 +145,7 @@ def test_verdicts_follow_each_of_the_four_files(tmp_path: Path) -> None:
         copy.write_text(json.dumps(results), encoding="utf-8")
         runs.append((task, copy))
     runs = tuple(runs)
-    assert [lab_verdicts()["none"][task].state for task in TASKS] == ["not_learned", "not_learned", "fails", "holds"]
+    assert [lab_verdicts()["none"][task].state for task in TASKS] == ["not_learned", "not_learned", "holds", "fails"]
     assert [lab_verdicts(runs)["none"][task].state for task in TASKS] == ["holds"] * 4
     assert lab_verdicts(runs)["alibi"] == lab_verdicts()["alibi"]  # the other encodings are untouched
     check = task_dependence_claim(runs)
@@ -174,18 +177,19 @@ def test_a_failed_claim_prints_its_own_sentence(tmp_path: Path) -> None:
 def test_every_lab_check_passes_on_the_committed_runs_and_is_derived_from_them() -> None:
     checks = [task_dependence_claim(), alibi_local_claim(), retrieval_claim(), relative_not_enough_claim()]
     assert all(c.passed and not c.key.endswith("_not") for c in checks)
-    assert checks[0].fmt == {"tasks": 4, "seeds": 3, "most": 2, "count": 0}
+    assert checks[0].fmt == {"tasks": len(LAB_RUNS), "seeds": 3, "most": 2, "count": 0}
     bands = band_table(lab_results()["retrieval"], "loss", above_optimum=True)
     assert checks[2].fmt["alibi"] == f"{bands['alibi']['16-32'].low:.3f}" and checks[2].fmt["far"] == 32
 
 
 def test_the_page_prose_is_true_for_the_committed_runs() -> None:
     r"""What ``compare.extrapolation`` and ``compare.takeaway`` say, verdict by verdict (update both if this fails)."""
+    named = {e: {task: mark(per_task[task]) for task in TASKS} for e, per_task in lab_verdicts().items()}
     v = {e: {task: mark(x) for task, x in per_task.items()} for e, per_task in lab_verdicts().items()}
-    assert v["alibi"] == {"lag": "✓", "lag8": "○", "text": "✓", "retrieval": "◐ 8·L"}
+    assert named["alibi"] == {"lag": "✓", "lag8": "○", "text": "✓", "retrieval": "◐ 8·L"}
     assert v["none"]["retrieval"] == v["t5"]["retrieval"] == "✓"
     assert v["sinusoidal"]["retrieval"] == "◐ 8·L" and v["learned"]["retrieval"] == "✗"
-    assert v["rope"] == {"lag": "✗", "lag8": "◐ 2·L", "text": "✗", "retrieval": "◐ 4·L"}
+    assert named["rope"] == {"lag": "✗", "lag8": "◐ 2·L", "text": "✗", "retrieval": "◐ 4·L"}
     assert not any(all(mark == "✓" for mark in row.values()) for row in v.values())  # no encoding holds everywhere
     assert all(r["config"]["train_length"] == 32 for r in lab_results().values())
     assert lab_verdicts()["alibi"]["lag"].until == lab_verdicts()["alibi"]["text"].until == 8
@@ -203,16 +207,16 @@ def test_small_multiples_have_one_panel_per_encoding_at_screen_resolution() -> N
 
 def test_extrapolation_figure_has_one_panel_per_task_with_the_spread_over_seeds() -> None:
     fig = VIEW.figures["extrapolation"]({}, "en")
-    assert len(fig.data) == len(TASKS) * len(ENCODINGS)
+    assert len(fig.data) == len(LAB_RUNS) * len(ENCODINGS)
     axes = sorted({trace.yaxis for trace in fig.data})
-    assert len(axes) == len(TASKS)
+    assert len(axes) == len(LAB_RUNS)
     assert all(fig.layout[f"xaxis{n}"].domain == (0.0, 1.0) for n in ("", "2", "3", "4"))  # stacked: phone-wide
     bands = band_table(lab_results()["lag"], "loss", above_optimum=True)["rope"]
     rope = next(tr for tr in fig.data if tr.yaxis == "y" and tr.name == "RoPE")
     assert list(rope.y) == pytest.approx([s.mean for s in bands.values()])
     assert list(rope.error_y.array) == pytest.approx([s.high - s.mean for s in bands.values()])
     assert list(rope.error_y.arrayminus) == pytest.approx([s.mean - s.low for s in bands.values()])
-    retrieval = next(tr for tr in fig.data if tr.yaxis == "y4")
+    retrieval = next(tr for tr in fig.data if tr.yaxis == "y3")  # the third run: lag, lag8, retrieval, text
     assert len(retrieval.x) == 6  # inside L, then 1–2 … 16–32·L
     titles = {a.text.replace("<br>", " ") for a in fig.layout.annotations}  # wrapped for a phone
     assert {t(f"compare.facet.{task}", "en") for task in TASKS} <= titles

@@ -9,15 +9,18 @@ import math
 import numpy as np
 import pytest
 
-from posenc_core.lab_task import (
+from posenc_lab.runs import committed_runs
+from posenc_lab.tasks import (
     PRESETS,
     for_task,
     optimal_loss,
 )
 from posenc_ui.views import lab
-from posenc_ui.views.lab import COMMITTED, ENCODING_SETS, live_config
+from posenc_ui.views.lab import ENCODING_SETS, live_config
 
 SCRIPT = "pages/9_Extrapolation_lab.py"
+#: The committed runs by (task, lag): the lag of the runs of the other tasks is the preset's (2), as stored in each.
+COMMITTED = {(run.task, run.own.get("lag", 2)): run.path for run in committed_runs()}
 DEFAULTS = {p.name: p.default for p in lab.PARAMS}
 
 
@@ -201,9 +204,9 @@ def test_the_estimate_is_the_measured_run_again_and_grows_with_training_alone(tm
     """Recorded from a real run, the estimate for the same settings gives back that run's seconds; more steps add
     training time at the measured rate and leave evaluation alone (evaluation does not grow with the steps)."""
     pytest.importorskip("torch")
-    from posenc_core.torch_backend.lab import run_lab
-    from posenc_ui.lab_queue import LabQueue
-    from posenc_ui.lab_runner import expected_seconds, record
+    from posenc_lab.queue import LabQueue
+    from posenc_lab.train import run_lab
+    from posenc_ui.views.lab.runner import expected_seconds, record
 
     config = dataclasses.replace(PRESETS["tiny"], encodings=("learned", "alibi"), steps=20)
     results = run_lab(config, device="cpu")

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from posenc_ui import lab_queue
-from posenc_ui.lab_queue import LabQueue, QueueCancelled, cache_dir, config_key
+from posenc_lab import queue as lab_queue
+from posenc_lab.queue import LabQueue, QueueCancelled, cache_dir, config_key
 
 ROOT = Path(__file__).resolve().parents[2]
 POLL = 0.02
@@ -412,7 +412,7 @@ def test_cache_dir_follows_the_environment(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_the_module_imports_neither_streamlit_nor_torch() -> None:
-    script = "import sys, posenc_ui.lab_queue; print('streamlit' in sys.modules, 'torch' in sys.modules)"
+    script = "import sys, posenc_lab.queue; print('streamlit' in sys.modules, 'torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["False", "False"]

@@ -8,8 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from posenc_core.lab_task import ENCODINGS
-from posenc_ui.lab_runner import EVALUATION
+from posenc_lab.tasks import ENCODINGS
+from posenc_ui.views.lab.runner import EVALUATION
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +32,7 @@ def test_no_page_but_the_lab_imports_torch_and_the_lab_warms_it_up() -> None:
         at.switch_page(catalog.BY_ID["lab"].script)
         at.run()
         assert not at.exception
-        from posenc_ui import lab_runner
+        from posenc_ui.views.lab import runner as lab_runner
         assert lab_runner._WARM_DONE.wait(120)  # started in the background when the lab opened
         print("torch" in sys.modules, lab_runner._WARM.get("device"))
         import gc, torch  # torch's import, frozen: no full collection walks its objects (get_objects lists the rest)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import posenc_core as pc
-from posenc_core.lab_task import EXTENSIONS
 from posenc_core.rope_scaling import SCALED_TYPES
+from posenc_lab.tasks import EXTENSIONS
 from posenc_ui.figures.lab import EXTENSION_COLOURS
 from posenc_ui.i18n import has
 from posenc_ui.presets import load_presets, scaling_of, without_scaling

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import posenc_core as pc
-from posenc_core.lab_task import Spread, extrapolation_rises
+from posenc_lab.runs import Spread, extrapolation_rises
 
 
 def test_ntk_exponent_is_d_over_d_minus_2_and_slows_the_last_pair_by_s() -> None:

@@ -22,10 +22,9 @@ torch = pytest.importorskip("torch")
 
 import torch.nn.functional as F  # noqa: E402
 
-from posenc_core.lab_task import ENCODINGS, PRESETS, TASKS, for_task  # noqa: E402
-from posenc_core.torch_backend.lab import TinyLM, _learning_rate, _train  # noqa: E402
-from posenc_core.torch_backend.lab_data import Source  # noqa: E402
-from posenc_core.torch_backend.lab_stack import Stack  # noqa: E402
+from posenc_lab.stack import Stack  # noqa: E402
+from posenc_lab.tasks import ENCODINGS, PRESETS, TASKS, batches_for, for_task  # noqa: E402
+from posenc_lab.train import TinyLM, _learning_rate, _train  # noqa: E402
 
 CPU = torch.device("cpu")
 #: Every device here: the CPU always; CUDA and MPS where present (a GPU machine runs the same checks on its card).
@@ -42,9 +41,10 @@ def _models(config, seeds=None) -> list[TinyLM]:
 
 
 def _own_loss(model: TinyLM, tokens: torch.Tensor, task: str) -> torch.Tensor:
-    r"""A model's loss written out for itself: next-token cross-entropy, or the answer's alone for retrieval."""
+    r"""A model's loss written out for itself: next-token cross-entropy, or the answer's alone (a task scored by
+    distance)."""
     logits = model(tokens[:, :-1])
-    if task == "retrieval":
+    if TASKS[task].scored_by == "distance":
         return F.cross_entropy(logits[:, -1], tokens[:, -1])
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
 
@@ -54,7 +54,7 @@ def _own_loss(model: TinyLM, tokens: torch.Tensor, task: str) -> torch.Tensor:
 def test_the_stack_gives_each_members_own_logits(task, device):
     config = for_task(PRESETS["tiny"], task)
     models = [model.to(device) for model in _models(config)]
-    tokens = Source(config, torch.device(device)).batch(8, 2 * config.train_length)  # past the training length too
+    tokens = batches_for(config, torch.device(device)).batch(8, 2 * config.train_length)  # past the training length too
     stack = Stack(models[::-1])  # any order in: T5's member goes last
     assert [m.encoding for m in stack.members] == [*(e for e in ENCODINGS[::-1] if e != "t5"), "t5"]
     with torch.no_grad():
@@ -67,8 +67,8 @@ def test_each_members_gradient_is_its_own_losss_gradient(task):
     config = for_task(PRESETS["tiny"], task)
     models = _models(config)
     stack = Stack(models)
-    tokens = Source(config, CPU).batch(8, config.train_length)
-    stack.losses(tokens, task).sum().backward()
+    tokens = batches_for(config, CPU).batch(8, config.train_length)
+    stack.losses(tokens, TASKS[task].scored_by).sum().backward()
     for e, model in enumerate(stack.members):
         _own_loss(model, tokens, task).backward()
         own = dict(model.named_parameters())
@@ -85,7 +85,7 @@ def test_each_members_gradient_is_its_own_losss_gradient(task):
 def test_training_the_stack_equals_training_each_model_alone():
     """Sixty steps of ``_train`` (the stack) against each model trained by its own Adam on the same batches."""
     config = dataclasses.replace(PRESETS["tiny"], steps=60)
-    source = Source(config, CPU)
+    source = batches_for(config, CPU)
     trained, stats = _train(config, source, None, done=0, total=config.steps)
     for model in _models(config, seeds=config.seed):
         start = {name: weight.detach().clone() for name, weight in model.named_parameters()}
@@ -108,7 +108,7 @@ def test_training_the_stack_equals_training_each_model_alone():
 def test_rows_past_the_training_length_are_never_trained_by_the_stack():
     config = dataclasses.replace(PRESETS["tiny"], encodings=("learned", "rope"), steps=10)
     (before,) = _models(dataclasses.replace(config, encodings=("learned",)), seeds=config.seed)
-    trained, _ = _train(config, Source(config, CPU), None, done=0, total=config.steps)
+    trained, _ = _train(config, batches_for(config, CPU), None, done=0, total=config.steps)
     table, untouched = trained["learned"].positions.weight, before.positions.weight
     last = config.train_length - 1  # a sequence of L tokens feeds positions 0 … L − 2 to the model
     assert torch.equal(table[last:], untouched[last:])
@@ -119,5 +119,5 @@ def test_the_stack_refuses_nothing_a_single_encoding_run_needs():
     """Any subset of the encodings, one alone included, stacks and trains."""
     for encodings in (("t5",), ("rope", "alibi"), ENCODINGS):
         config = dataclasses.replace(PRESETS["tiny"], encodings=encodings, steps=2)
-        trained, stats = _train(config, Source(config, CPU), None, done=0, total=2)
+        trained, stats = _train(config, batches_for(config, CPU), None, done=0, total=2)
         assert list(trained) == list(encodings) and set(stats) == set(encodings)

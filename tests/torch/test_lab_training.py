@@ -12,15 +12,16 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from posenc_core import PosEncError  # noqa: E402
-from posenc_core.lab_task import PRESETS, LabConfig, for_task, optimal_loss, text_corpus  # noqa: E402
-from posenc_core.torch_backend.lab import LabCancelled, Source, main, run_lab  # noqa: E402
+from posenc_lab.corpus import text_corpus  # noqa: E402
+from posenc_lab.tasks import PRESETS, LabConfig, batches_for, for_task, optimal_loss  # noqa: E402
+from posenc_lab.train import LabCancelled, main, run_lab  # noqa: E402
 
 CPU = torch.device("cpu")
 
 
 def test_lag_tokens_follow_the_copy_rule_at_the_stated_rate():
     config = LabConfig(lag=3, noise=0.2)
-    tokens = Source(config, CPU).batch(256, 400).numpy()
+    tokens = batches_for(config, CPU).batch(256, 400).numpy()
     perm = torch.randperm(config.vocab_size, generator=torch.Generator().manual_seed(config.seed)).numpy()
     copied = tokens[:, 3:] == perm[tokens[:, :-3]]
     # a token copies unless noise struck, and noise lands on the copy value with probability 1/V
@@ -32,7 +33,7 @@ def test_lag_tokens_follow_the_copy_rule_at_the_stated_rate():
 def test_lag_tokens_equal_a_plain_loop_over_positions():
     """The bulk sampler (chains and powers of π) against the rule written as a loop, on the same random draws."""
     config = LabConfig(lag=3, noise=0.3, vocab_size=7)
-    source = Source(config, CPU)
+    source = batches_for(config, CPU)
     n, length = 5, 50
     fresh_gen, loop_gen = torch.Generator().manual_seed(4), torch.Generator().manual_seed(4)
     got = source.batch(n, length, fresh_gen)
@@ -48,7 +49,7 @@ def test_lag_tokens_equal_a_plain_loop_over_positions():
 def test_lag_optimum_equals_the_empirical_conditional_entropy():
     """An independent estimate: the entropy of x_t given x_{t−lag}, counted from samples."""
     config = LabConfig()
-    tokens = Source(config, CPU).batch(512, 200).numpy()
+    tokens = batches_for(config, CPU).batch(512, 200).numpy()
     pairs = np.zeros((config.vocab_size, config.vocab_size))
     np.add.at(pairs, (tokens[:, : -config.lag].ravel(), tokens[:, config.lag :].ravel()), 1)
     conditional = pairs / pairs.sum(axis=1, keepdims=True)
@@ -61,16 +62,16 @@ def test_lag_optimum_equals_the_empirical_conditional_entropy():
 def test_retrieval_sequences_plant_one_value_that_the_last_token_repeats():
     config = for_task(LabConfig(), "retrieval")
     v = config.vocab_size
-    source = Source(config, CPU)
+    source = batches_for(config, CPU)
     train = source.batch(64, 20)
     assert torch.all(train[:, -2] == v) and torch.all(train[:, -1] > v)  # the query, then the answer (a value)
     values_in_context = (train[:, :-2] > v).sum(1)
     assert torch.all(values_in_context == 1)  # exactly one value before the query: the one to recall
     assert torch.all(train[:, :-2].masked_select(train[:, :-2] > v).view(-1) == train[:, -1])
-    at = source.retrieval_at(100)
+    at = source.at_distance(100)
     assert at.shape == (config.eval_sequences, 102)  # every sequence up to 4 L
     assert (
-        source.retrieval_at(32 * config.train_length).shape[0] == config.eval_sequences // 8
+        source.at_distance(32 * config.train_length).shape[0] == config.eval_sequences // 8
         and torch.all(at[:, 0] == at[:, -1])
         and torch.all(at[:, 100] == v)
     )
@@ -196,7 +197,7 @@ def test_the_command_line_writes_the_contracted_json(tmp_path):
 
 def test_evaluation_in_chunks_gives_the_same_numbers(monkeypatch):
     """Long evaluations are cut into chunks of sequences to bound attention memory; the numbers do not change."""
-    import posenc_core.torch_backend.lab as lab
+    import posenc_lab.train as lab
 
     config = dataclasses.replace(for_task(PRESETS["tiny"], "text"), encodings=("alibi",), steps=5, eval_sequences=8)
     whole = run_lab(config, device="cpu")

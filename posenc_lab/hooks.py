@@ -2,8 +2,8 @@ r"""How the lab's model handles position, per family: one :class:`LabHooks` per 
 
 :data:`LAB_HOOKS` is keyed like the family registry (:data:`posenc_core.families.FAMILIES`, whose entries marked
 ``lab`` are :data:`posenc_core.families.LAB`), and holds what the registry cannot, since it imports no torch. The
-model (:class:`~posenc_core.torch_backend.lab.TinyLM`) and the stacked trainer
-(:class:`~posenc_core.torch_backend.lab_stack.Stack`) read these hooks and never a family's name;
+model (:class:`~posenc_lab.train.TinyLM`) and the stacked trainer
+(:class:`~posenc_lab.stack.Stack`) read these hooks and never a family's name;
 ``tests/test_families.py`` checks that every lab family has its hooks.
 
 A family's position enters the model in at most three places: rows ``added`` to the token vectors (learned,
@@ -20,8 +20,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..lab_task import EXTENSIONS
-from . import alibi_slopes, sinusoidal, t5_relative_bucket
+from posenc_core.torch_backend import alibi_slopes, sinusoidal, t5_relative_bucket
+
+from .tasks import EXTENSIONS
 
 __all__ = ["LAB_HOOKS", "LabHooks", "relative"]
 

@@ -6,7 +6,7 @@ time the lab page opens (importing it and starting the device take seconds; doin
 hides them). The same thread then pays a first run's one-time costs and times a few steps of the default run, so that
 the first estimate is measured on this server.
 
-Runs go through :class:`posenc_ui.lab_queue.LabQueue`: each configuration trains once across every session and
+Runs go through :class:`posenc_lab.queue.LabQueue`: each configuration trains once across every session and
 server process, identical requests wait for the first and share its result, trainings per device are capped, and
 every waiting reader sees their place. Cancelling needs no code: pressing *Cancel* (or leaving the page)
 makes Streamlit rerun the script, which raises inside the next progress update and unwinds the run; nothing
@@ -25,14 +25,14 @@ from typing import Any
 
 import streamlit as st
 
-from posenc_core.lab_task import PRESETS, LabConfig, text_corpus
+from posenc_lab.queue import LabQueue, config_key
+from posenc_lab.tasks import PRESETS, TASKS, LabConfig
 
-from .frame import Page
-from .frame.process import freeze_heap
-from .i18n import t
-from .lab_queue import LabQueue, config_key
-from .turns import TURNS
-from .views import lab
+from ...frame import Page
+from ...frame.process import freeze_heap
+from ...i18n import t
+from ...turns import TURNS
+from .. import lab
 
 _SWITCH_TO_LIVE = "_posenc_lab_switch_to_live"
 _WARM: dict[str, Any] = {}  # "device" and "import_seconds", once the background import has finished
@@ -96,7 +96,7 @@ def _calibrate(device: str) -> None:
     run takes 1.5 s too. A training step is timed as the median interval between steps after the first two (which
     also pay for memory of the new shapes), so a page drawing meanwhile moves it little.
     """
-    from posenc_core.torch_backend.lab import run_lab
+    from posenc_lab.train import run_lab
 
     small = LabConfig(train_length=8, eval_factor=2, extension_factor=2, steps=2, batch_size=2, eval_sequences=2)
     run_lab(small, device=device)
@@ -123,16 +123,7 @@ def apply_pending(page: Page) -> None:
 def about_task(page: Page) -> None:
     r"""What the chosen task asks of a position encoding (the text task names its corpus and size)."""
     task = page.values["task"]
-    if task == "text":
-        corpus = text_corpus()
-        page.text(
-            "about.text",
-            corpus=corpus.source,
-            train_mb=f"{corpus.train.size / 1e6:.1f}",
-            held_mb=f"{corpus.held_out.size / 1e6:.1f}",
-        )
-    else:
-        page.text(f"about.{task}")
+    page.text(f"about.{task}", **TASKS[task].about())
 
 
 def source_notice(page: Page) -> None:
@@ -307,7 +298,7 @@ def _train(page: Page) -> None:
         return True
 
     def train() -> Mapping[str, Any]:
-        from posenc_core.torch_backend.lab import run_lab
+        from posenc_lab.train import run_lab
 
         results = run_lab(config, device=device, progress=progress)
         record(lab.queue(), device, results)

@@ -36,8 +36,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import rotate_pairs
-from .lab_families import LAB_HOOKS
+from posenc_core.torch_backend import rotate_pairs
+
+from .hooks import LAB_HOOKS
 
 __all__ = ["Stack"]
 
@@ -78,11 +79,12 @@ class Stack(nn.Module):
             x = self._block(x, w, f"blocks.{i}.", bias, rope)
         return _linear(_layer_norm(x, w["ln_f.weight"], w["ln_f.bias"]), w["head.weight"], w["head.bias"])
 
-    def losses(self, tokens: torch.Tensor, task: str) -> torch.Tensor:
-        r"""(E,) each member's own mean next-token cross-entropy (retrieval: of the answer alone)."""
+    def losses(self, tokens: torch.Tensor, scored_by: str) -> torch.Tensor:
+        r"""(E,) each member's own mean next-token cross-entropy; a task scored by distance (the task's
+        :attr:`~posenc_lab.tasks.Task.scored_by`): of the answer, the last token, alone."""
         logits = self(tokens[:, :-1])  # (E, B, L − 1, vocab)
         target = tokens[:, 1:]
-        if task == "retrieval":
+        if scored_by == "distance":
             logits, target = logits[:, :, -1], tokens[:, -1]  # (E, B, vocab), (B,)
         members, vocab = logits.shape[0], logits.shape[-1]
         every = target.expand(members, *target.shape).reshape(-1)

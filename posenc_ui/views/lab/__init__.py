@@ -1,16 +1,15 @@
 r"""Page 9 — the extrapolation lab: tiny Transformers that differ only in their position encoding, trained on one of
-three tasks and tested past the length they were trained on.
+the lab's tasks (:data:`posenc_lab.tasks.TASKS`) and tested past the length they were trained on.
 
-The committed results (``assets/lab/<task>_cpu.json``, three seeds each, made by the command stored inside them) show
-at once; a live run with the reader's settings is read from the lab's disk cache (:mod:`posenc_ui.lab_queue`) once it
-has finished (:mod:`posenc_ui.lab_runner` trains it). This module imports no torch and no Streamlit: it only reads
-result dicts, and every number it shows comes from :func:`posenc_core.lab_task.band_table`.
+The committed runs (:func:`posenc_lab.runs.committed_runs`, three seeds each, made by the command stored inside them)
+show at once; a live run with the reader's settings is read from the lab's disk cache (:mod:`posenc_lab.queue`) once
+it has finished (:mod:`posenc_ui.views.lab.runner` trains it). This module imports no torch and no Streamlit: it only
+reads result dicts, and every number it shows comes from :func:`posenc_lab.runs.band_table`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -21,39 +20,25 @@ import plotly.graph_objects as go
 
 from posenc_core import FAMILIES
 from posenc_core.families import RELATIVE_KINDS
-from posenc_core.lab_task import (
-    ENCODINGS,
+from posenc_lab import runs
+from posenc_lab.queue import LabQueue, cache_dir, config_key
+from posenc_lab.runs import (
     LEARNED_TOLERANCE,
-    PRESETS,
-    TASKS,
-    LabConfig,
     Spread,
     Verdict,
     band_edges,
     band_table,
     extrapolation_rises,
     extrapolation_verdicts,
-    for_task,
     length_bands,
-    optimal_loss,
     verdict_tolerance,
 )
+from posenc_lab.tasks import ENCODINGS, PRESETS, TASKS, LabConfig, for_task, optimal_loss
 
-from ..figures import lab as figs
-from ..lab_queue import LabQueue, cache_dir, config_key
-from ..memo import RESULTS, memo
-from ..paths import ROOT
-from ..state import ChoiceParam, IntParam
-from .base import Check, Explain, PageEntry, Values, View, reads
-
-LAB_DIR = ROOT / "assets" / "lab"
-#: The committed runs: (task, lag) → file. Each is ``--preset cpu --seeds 3``; its command is stored inside.
-COMMITTED: dict[tuple[str, int], Path] = {
-    ("lag", 2): LAB_DIR / "lag_cpu.json",
-    ("lag", 8): LAB_DIR / "lag8_cpu.json",
-    ("retrieval", 2): LAB_DIR / "retrieval_cpu.json",
-    ("text", 2): LAB_DIR / "text_cpu.json",
-}
+from ...figures import lab as figs
+from ...memo import RESULTS, memo
+from ...state import ChoiceParam, IntParam
+from ..base import Check, Explain, PageEntry, Values, View, reads
 
 #: Which encodings a live run trains: all of them, or a smaller set that still tells the story faster. "absolute" and
 #: "relative" are read from the families' kinds (:data:`posenc_core.FAMILIES`): NoPE and the added codes; the pairwise
@@ -66,7 +51,7 @@ ENCODING_SETS: dict[str, tuple[str, ...]] = {
 }
 
 PARAMS = (
-    ChoiceParam("task", "lag", options=TASKS),
+    ChoiceParam("task", next(iter(TASKS)), options=tuple(TASKS)),
     ChoiceParam("source", "committed", options=("committed", "live")),
     ChoiceParam("metric", "loss", options=("loss", "accuracy")),
     ChoiceParam("lag", 2, options=(1, 2, 4, 8), widget="select_slider"),
@@ -81,18 +66,24 @@ PARAMS = (
 
 @memo(budget=RESULTS)
 def read_results(path: Path) -> Mapping[str, Any]:
-    r"""A results file, read once while the app's memory keeps it (a finished run never changes)."""
-    with path.open(encoding="utf-8") as fh:
-        results = json.load(fh)
-    order = results["config"]["encodings"]  # the cache stores keys sorted; show encodings in the lab's order
-    results["runs"] = {name: results["runs"][name] for name in order if name in results["runs"]}
-    return results
+    r"""A results file (:func:`posenc_lab.runs.read_results`), read once while the app's memory keeps it (a finished
+    run never changes)."""
+    return runs.read_results(path)
+
+
+def _own(values: Values) -> dict[str, Any]:
+    r"""The chosen task's own settings (:attr:`posenc_lab.tasks.Task.own`: the lag task's lag)."""
+    return {name: int(values[name]) for name in TASKS[values["task"]].own}
+
+
+def own_settings(values: Values) -> tuple[str, ...]:
+    r"""The controls of the chosen task's own settings, shown for that task alone."""
+    return TASKS[values["task"]].own
 
 
 def committed_path(values: Values) -> Path:
-    r"""The committed run for the chosen task (and lag, where one was committed; lag 2 otherwise)."""
-    lag = int(values["lag"]) if values["task"] == "lag" else 2
-    return COMMITTED.get((values["task"], lag), COMMITTED[(values["task"], 2)])
+    r"""The committed run for the chosen task and its own settings (where none was committed: the CPU preset's)."""
+    return runs.committed_run(values["task"], **_own(values)).path
 
 
 def committed(values: Values) -> Mapping[str, Any]:
@@ -100,8 +91,8 @@ def committed(values: Values) -> Mapping[str, Any]:
 
 
 def committed_lag_missing(values: Values) -> bool:
-    r"""True when the lag task is chosen at a lag that has no committed run (lag 2's is shown)."""
-    return values["task"] == "lag" and ("lag", int(values["lag"])) not in COMMITTED
+    r"""True when no run was committed with the chosen task's own settings (the lag task at lag 4: lag 2's is shown)."""
+    return runs.committed_run(values["task"], **_own(values)).own != _own(values)
 
 
 def live_config(values: Values) -> LabConfig:
@@ -109,10 +100,10 @@ def live_config(values: Values) -> LabConfig:
     return dataclasses.replace(
         for_task(PRESETS["cpu"], values["task"]),
         encodings=ENCODING_SETS[values["set"]],
-        lag=int(values["lag"]) if values["task"] == "lag" else PRESETS["cpu"].lag,
         train_length=int(values["train_length"]),
         steps=int(values["steps"]),
         seed=int(values["seed"]),
+        **_own(values),
     )
 
 
@@ -194,6 +185,7 @@ def by_position_figure(values: Values, lang: str) -> go.Figure:
         _curves(results["runs"], metric),
         _optimum(results, metric),
         task=results["task"],
+        scored_by=TASKS[results["task"]].scored_by,
         train_length=results["config"]["train_length"],
         metric=metric,
         lang=lang,
@@ -206,17 +198,14 @@ def extension_figure(values: Values, lang: str) -> go.Figure:
     metric = values["metric"]
     positions = np.asarray(results["extension_positions"])
     extension = results["runs"].get("rope", {}).get("extension", {})
-    optimum = _optimum(results, metric)
-    if optimum is not None and results["task"] == "lag":  # the optimum depends on the position only through the lag
-        optimum = np.asarray(optimal_loss(LabConfig(**results["config"]), int(positions.max()) + 1))[positions]
-        optimum = optimum if metric == "loss" else np.ones(positions.size)
-    elif optimum is not None:
-        optimum = np.full(positions.size, optimum[0])
+    optimum = optimal_loss(LabConfig(**results["config"]), positions)  # the task's own, at these positions
+    if optimum is not None and metric != "loss":
+        optimum = np.ones(positions.size)  # a determined token: accuracy 1
     return figs.extension(
         positions,
         _curves(extension, metric),
         optimum,
-        task=results["task"],
+        scored_by=TASKS[results["task"]].scored_by,
         train_length=results["config"]["train_length"],
         factor=results["config"]["extension_factor"],
         metric=metric,
@@ -240,7 +229,7 @@ def table(values: Values) -> Mapping[str, Mapping[str, Spread]]:
 
 
 def findings(values: Values) -> dict[str, tuple[str, dict[str, str]]]:
-    r"""Per trained encoding, the verdict Compare uses too (:func:`posenc_core.lab_task.extrapolation_verdicts`),
+    r"""Per trained encoding, the verdict Compare uses too (:func:`posenc_lab.runs.extrapolation_verdicts`),
     as an i18n key (``lab.verdict.<state>``) and the numbers that decided it."""
     path = shown_path(values)
     results = read_results(path)

@@ -1,7 +1,7 @@
 r"""The extrapolation lab: tiny Transformers that differ only in how they encode position, tested past their
 training length, on three tasks and several seeds.
 
-**The tasks** (lag-copy, passkey retrieval, byte-level text) and the settings are in :mod:`posenc_core.lab_task`,
+**The tasks** (lag-copy, passkey retrieval, byte-level text) and the settings are in :mod:`posenc_lab.tasks`,
 which imports no torch. Every batch is made on the training device, in bulk, with no Python loop over positions.
 
 **The models** are identical pre-LN decoders (same seed, same batches, same widths) whose position handling is one of
@@ -15,7 +15,7 @@ RoPE model is also run zero-shot at ``extension_factor`` × with PI, NTK-aware a
 
 Command line (deterministic for a seed on a given device; ``--preset gpu`` is the larger run for a CUDA machine)::
 
-    python -m posenc_core.torch_backend.lab --task {lag,retrieval,text} --preset {tiny,cpu,gpu} --seeds N \
+    python -m posenc_lab --task {lag,retrieval,text} --preset {tiny,cpu,gpu} --seeds N \
         --out results.json [--device cpu|cuda|mps]
 """
 
@@ -33,110 +33,31 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch import nn
 
-from ..lab_task import (
-    ENCODINGS,
-    EXTENSIONS,
-    PRESETS,
-    TASKS,
-    LabConfig,
-    for_task,
-    optimal_loss,
-    retrieval_distances,
-    text_corpus,
-)
-from ..rope_scaling import ROPE_REGISTRY
-from . import pick_device, rope_cos_sin, rope_frequencies, rotate_pairs
-from .lab_data import Source
-from .lab_families import LAB_HOOKS, relative
-from .lab_stack import Stack
+from posenc_core.rope_scaling import ROPE_REGISTRY
+from posenc_core.torch_backend import pick_device
 
-__all__ = ["ENCODINGS", "EXTENSIONS", "PRESETS", "TASKS", "LabCancelled", "LabConfig", "optimal_loss", "run_lab"]
+from .batches import Batches
+from .model import TinyLM
+from .stack import Stack
+from .tasks import ENCODINGS, EXTENSIONS, PRESETS, TASKS, LabConfig, batches_for, for_task, optimal_loss, scored_at
+
+__all__ = [
+    "ENCODINGS",
+    "EXTENSIONS",
+    "PRESETS",
+    "TASKS",
+    "LabCancelled",
+    "LabConfig",
+    "TinyLM",
+    "main",
+    "optimal_loss",
+    "run_lab",
+]
 
 
 class LabCancelled(Exception):
     """Raised inside :func:`run_lab` when the progress callback asks to stop."""
-
-
-# --- the model -------------------------------------------------------------------------------------------------
-
-
-class Block(nn.Module):
-    """Pre-LN decoder block: causal self-attention, then a 4× MLP, each on a residual branch."""
-
-    def __init__(self, d_model: int, n_heads: int) -> None:
-        super().__init__()
-        self.n_heads = n_heads
-        self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.proj = nn.Linear(d_model, d_model)
-        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, rope: tuple | None) -> torch.Tensor:
-        b, length, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).view(b, length, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
-        if rope is not None:  # (cos, sin), each (L, d_head/2): rotate q and k, (B, H, L, d_head)
-            q, k = rotate_pairs(q, *rope), rotate_pairs(k, *rope)
-        attn = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)
-        x = x + self.proj(attn.transpose(1, 2).reshape(b, length, d))
-        return x + self.mlp(self.ln2(x))
-
-
-class TinyLM(nn.Module):
-    """A decoder whose one varying part is ``encoding``, whose hooks (:data:`~.lab_families.LAB_HOOKS`) say how it
-    handles position; shared weights are created first, so equal seeds give equal shared initial weights across
-    encodings."""
-
-    def __init__(self, config: LabConfig, encoding: str) -> None:
-        super().__init__()
-        self.config, self.encoding = config, encoding
-        d, h = config.d_model, config.n_heads
-        longest = max(config.eval_length, config.extension_factor * config.train_length)
-        # Every input signal starts at one scale: token vectors and learned position rows N(0, 1) (PyTorch's default),
-        # sinusoid entries of RMS 1/√2. A learned table 50 times smaller (GPT-2's 0.02 beside N(0, 1) tokens) would be
-        # drowned, and the "learned" model would train as one with no position at all; a 0.02 token table would be
-        # drowned by the sinusoids. The rows past the training length stay N(0, 1): random, as in a real model.
-        self.tokens = nn.Embedding(config.vocab, d)
-        self.blocks = nn.ModuleList(Block(d, h) for _ in range(config.n_layers))
-        self.ln_f = nn.LayerNorm(d)
-        self.head = nn.Linear(d, config.vocab)
-        self.hooks = LAB_HOOKS[encoding]
-        self.hooks.setup(self, longest)
-
-    def rope_tables(self, length: int, rope_scaling: dict | None) -> tuple[torch.Tensor, torch.Tensor]:
-        r"""(L, d_head/2) cos and sin for the RoPE frequencies of ``rope_scaling`` (None: as trained)."""
-        freqs = rope_frequencies(
-            self.config.d_model // self.config.n_heads,
-            rope_scaling=rope_scaling,
-            max_position_embeddings=self.config.train_length,
-            seq_len=length,  # dynamic NTK reads the length actually run
-        )
-        positions = torch.arange(length, dtype=torch.float64)
-        return rope_cos_sin(positions, freqs.inv_freq, attention_factor=freqs.attention_factor, dtype=torch.float32)
-
-    def forward(self, tokens: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
-        r"""Logits (B, L, vocab); ``rope`` replaces the trained RoPE tables (zero-shot extension)."""
-        length = tokens.shape[1]
-        x = self.tokens(tokens)
-        added = self.hooks.added(self, length)
-        if added is not None:
-            x = x + added
-        rope = self.hooks.rotation(self, length, rope)
-        mask = self.attention_bias(length)
-        for block in self.blocks:
-            x = block(x, mask, rope)
-        return self.head(self.ln_f(x))
-
-    def attention_bias(self, length: int, index: torch.Tensor | None = None) -> torch.Tensor | None:
-        r"""The additive (H, L, L) bias with −inf on future keys, or None for a plain causal mask; ``index`` is a
-        learned bias's index at ``length`` (:class:`~.lab_families.LabHooks`), when already made."""
-        if self.hooks.bias is None:
-            return None
-        rel = relative(length, self.head.weight.device)  # j − i
-        if index is None and self.hooks.learned_bias:
-            index = self.hooks.index(self, length)
-        return self.hooks.bias(self, rel, index).masked_fill(rel > 0, float("-inf"))
 
 
 # --- training and evaluation ------------------------------------------------------------------------------------
@@ -164,7 +85,7 @@ def run_lab(
     per_seed: dict[str, list[dict]] = {name: [] for name in config.encodings}
     for index, seed in enumerate(seeds):
         seeded = dataclasses.replace(config, seed=seed)
-        source = Source(seeded, dev)
+        source = batches_for(seeded, dev)
         models, trained = _train(seeded, source, progress, done=index * config.steps, total=len(seeds) * config.steps)
         for encoding, model in models.items():
             stats = trained[encoding] | _evaluate(model, source, seeded.eval_length)
@@ -180,10 +101,8 @@ def run_lab(
 
 def _results(config: LabConfig, seeds: list[int], dev: torch.device, per_seed: dict[str, list[dict]]) -> dict:
     r"""The JSON-able results of :func:`run_lab` (all but ``seconds``): the runs merged over seeds, the axes."""
-    positions = _positions(config, config.eval_length)
-    optimum = optimal_loss(config, config.eval_length)  # per token position; retrieval: 0 at every distance
-    if optimum is not None:
-        optimum = optimum[positions] if config.task == "lag" else np.zeros(positions.size)
+    positions = scored_at(config, config.eval_length)
+    optimum = optimal_loss(config, positions)  # at each scored position or distance; None where unknown
     results: dict = {
         "task": config.task,
         "config": dataclasses.asdict(config) | {"seed": seeds[0]},
@@ -191,18 +110,11 @@ def _results(config: LabConfig, seeds: list[int], dev: torch.device, per_seed: d
         "device": str(dev),
         "torch": torch.__version__,
         "positions": positions.tolist(),
-        "extension_positions": _positions(config, config.extension_factor * config.train_length).tolist(),
+        "extension_positions": scored_at(config, config.extension_factor * config.train_length).tolist(),
         "optimal_loss": None if optimum is None else optimum.tolist(),
         "runs": {name: _merge(stats) for name, stats in per_seed.items()},
     }
-    if config.task == "text":
-        results["corpus"] = text_corpus().describe()
-    return results
-
-
-def _positions(config: LabConfig, length: int) -> np.ndarray:
-    r"""What each evaluated loss is indexed by: the predicted token's position, or the retrieval distance."""
-    return retrieval_distances(config, length - 2) if config.task == "retrieval" else np.arange(1, length)
+    return results | dict(TASKS[config.task].record())
 
 
 def _merge(stats: list[dict]) -> dict:
@@ -234,7 +146,7 @@ def _learning_rate(config: LabConfig, step: int) -> float:
     return config.lr * min(1.0, (step + 1) / 30) * 0.5 * (1 + math.cos(math.pi * step / config.steps))
 
 
-def _train(config: LabConfig, source: Source, progress: Progress | None, *, done: int, total: int):
+def _train(config: LabConfig, source: Batches, progress: Progress | None, *, done: int, total: int):
     r"""Every encoding's model for one seed, trained together as one :class:`Stack` on the same batches; returns the
     trained models by encoding and each one's training statistics. All train in the same wall time: each is credited
     an equal share of it."""
@@ -244,6 +156,7 @@ def _train(config: LabConfig, source: Source, progress: Progress | None, *, done
         torch.manual_seed(config.seed)  # equal shared initial weights across encodings
         models[encoding] = TinyLM(config, encoding).to(device)
     stack = Stack(list(models.values()))
+    scored_by = TASKS[config.task].scored_by
     # No weight decay: untrained rows stay as they are. Fused: one kernel for every weight (also on a CPU: twelve
     # (6, 256, 64) weights took 0.6 ms a step against 2.6 ms for the default).
     optimizer = torch.optim.Adam(stack.parameters(), lr=config.lr, fused=device.type in FUSED_ADAM)
@@ -253,7 +166,7 @@ def _train(config: LabConfig, source: Source, progress: Progress | None, *, done
     for step in range(config.steps):
         for group in optimizer.param_groups:
             group["lr"] = _learning_rate(config, step)  # 30-step warm-up, then cosine decay
-        each = stack.losses(source.batch(config.batch_size, config.train_length, generator), config.task)  # (E,)
+        each = stack.losses(source.batch(config.batch_size, config.train_length, generator), scored_by)  # (E,)
         optimizer.zero_grad(set_to_none=True)
         each.sum().backward()  # the sum: each model's weights get their own loss's gradient
         optimizer.step()
@@ -276,7 +189,7 @@ def _train(config: LabConfig, source: Source, progress: Progress | None, *, done
 
 
 @torch.no_grad()
-def _evaluate(model: TinyLM, source: Source, length: int, rope_type: str | None = None) -> dict:
+def _evaluate(model: TinyLM, source: Batches, length: int, rope_type: str | None = None) -> dict:
     r"""Loss (nats) and accuracy at every evaluated position (retrieval: at every distance) up to ``length``."""
     model.eval()
     config = model.config
@@ -286,10 +199,10 @@ def _evaluate(model: TinyLM, source: Source, length: int, rope_type: str | None 
             factor=config.extension_factor, original_max_position_embeddings=config.train_length
         )
         rope = tuple(t.to(source.device) for t in model.rope_tables(length, scaling))
-    if config.task == "retrieval":
+    if TASKS[config.task].scored_by == "distance":  # the answer alone, at each distance
         losses, hits = [], []
-        for distance in _positions(config, length):
-            tokens = source.retrieval_at(int(distance))
+        for distance in scored_at(config, length):
+            tokens = source.at_distance(int(distance))
             logits = _logits(model, tokens[:, :-1], rope)[:, -1]
             losses.append(F.cross_entropy(logits, tokens[:, -1]))
             hits.append((logits.argmax(-1) == tokens[:, -1]).float().mean())
@@ -342,7 +255,7 @@ class _Bar:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Train tiny Transformers per position encoding; test past L_train.")
     parser.add_argument("--out", required=True, help="where to write the results (JSON)")
-    parser.add_argument("--task", choices=TASKS, default="lag")
+    parser.add_argument("--task", choices=tuple(TASKS), default=next(iter(TASKS)))
     parser.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
     parser.add_argument("--seeds", type=int, default=1, help="how many seeds: --seed, --seed + 1, …")
     parser.add_argument("--seed", type=int, default=0, help="the first seed")
@@ -358,7 +271,7 @@ def main(argv: list[str] | None = None) -> None:
     config = dataclasses.replace(for_task(PRESETS[args.preset], args.task), **overrides)
     seeds = range(args.seed, args.seed + args.seeds)
     results = run_lab(config, seeds=seeds, device=args.device, progress=_Bar())
-    results["command"] = "python -m posenc_core.torch_backend.lab " + " ".join(sys.argv[1:] if argv is None else argv)
+    results["command"] = "python -m posenc_lab " + " ".join(sys.argv[1:] if argv is None else argv)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(results, f)
     sys.stderr.write(f"\nwrote {args.out} in {results['seconds']:.1f} s on {results['device']}\n")
