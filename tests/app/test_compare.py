@@ -1,4 +1,4 @@
-r"""Page 10: the table's live columns, the lab verdicts from all four committed runs (recomputed here from the JSON),
+r"""Page 12: the table's live columns, the lab verdicts from all four committed runs (recomputed here from the JSON),
 the small multiples, the per-task extrapolation figure, the checks, and the page in AppTest in both languages."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from posenc_ui.views.compare import (
     task_tolerance,
 )
 
-SCRIPT = "pages/10_Compare.py"
+SCRIPT = "pages/12_Compare.py"
 #: The committed runs whose verdicts this file states (in the order the page lists them: the registry's, then by lag).
 TASKS = ("lag", "lag8", "retrieval", "text")
 

@@ -1,4 +1,4 @@
-r"""Page 9, the extrapolation lab: the committed runs, what the page says about them, and a real live run."""
+r"""Page 11, the extrapolation lab: the committed runs, what the page says about them, and a real live run."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from posenc_lab.tasks import (
 from posenc_ui.views import lab
 from posenc_ui.views.lab import ENCODING_SETS, live_config
 
-SCRIPT = "pages/9_Extrapolation_lab.py"
+SCRIPT = "pages/11_Extrapolation_lab.py"
 #: The committed runs by (task, lag): the lag of the runs of the other tasks is the preset's (2), as stored in each.
 COMMITTED = {(run.task, run.own.get("lag", 2)): run.path for run in committed_runs()}
 DEFAULTS = {p.name: p.default for p in lab.PARAMS}

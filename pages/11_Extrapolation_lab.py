@@ -1,4 +1,4 @@
-r"""Page 9 — the extrapolation lab: train tiny Transformers per position encoding on three tasks, test past L_train."""
+r"""Page 11 — the extrapolation lab: train tiny Transformers per position encoding on three tasks, test past L_train."""
 
 from posenc_ui.frame import start
 from posenc_ui.views.lab import VIEW, has_rope, own_settings, shown_results
