@@ -52,6 +52,7 @@ from .compare import (
 from .equivariance import ENCODINGS, permutation_equivariance_residual, self_attention
 from .errors import ERROR_FIELDS, MAX_ELEMENTS, PosEncError
 from .families import FAMILIES, KINDS, Family
+from .forgetting import forget_gate_bias, log_forget_gates
 from .learned import (
     EmbeddingSum,
     PositionOutOfRangeError,
@@ -234,7 +235,9 @@ __all__ = [
     "frequency_divisors",
     "implied_base",
     "integer_positions",
+    "forget_gate_bias",
     "learned_table",
+    "log_forget_gates",
     "linear_shift_residual",
     "log_length_scale",
     "longrope_attention_factor",
