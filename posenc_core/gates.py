@@ -98,5 +98,7 @@ def stick_breaking_weights(logits: object, *, attend_current: bool = False) -> n
     allowed = np.tril(np.ones((length, length), dtype=bool), 0 if attend_current else -1)
     log_keep = np.where(allowed, -np.logaddexp(0.0, z), 0.0)  # log(1 − β_ik) = −softplus(z_ik), on allowed keys
     # Σ over k > j of log(1 − β_ik): a cumulative sum from the right, minus the term of j itself
-    after = np.flip(np.cumsum(np.flip(log_keep, axis=-1), axis=-1), axis=-1) - log_keep
-    return np.where(allowed, np.exp(_log_sigmoid(z) + after), 0.0)
+    with np.errstate(over="ignore"):  # a sum past −1e308 is −inf: the stick is used up, the weight is 0
+        after = np.flip(np.cumsum(np.flip(log_keep, axis=-1), axis=-1), axis=-1) - log_keep
+        after = np.where(np.isnan(after), -np.inf, after)  # −inf − (−inf): a key behind a used-up stick
+        return np.where(allowed, np.exp(_log_sigmoid(z) + after), 0.0)

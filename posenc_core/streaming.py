@@ -19,9 +19,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import MAX_ELEMENTS, PosEncError, as_array, as_int, check_elements
+from .errors import PosEncError, as_array, as_int, check_elements
 
 __all__ = ["StreamingCache", "sink_softmax", "streaming_cache"]
+
+#: The longest stream :func:`streaming_cache` lays out, step by step.
+MAX_STREAM = 2**20
 
 
 class StreamingCache(NamedTuple):
@@ -40,11 +43,11 @@ def streaming_cache(stream_length: int, *, sink_tokens: int = 4, window: int) ->
     window of 4 at t = 9 the cache holds tokens [0, 1, 2, 3, 6, 7, 8, 9] at positions [0 … 7], as in the paper's
     example. The largest query–key distance is therefore sink_tokens + window − 1 at every step.
     """
-    length = as_int("stream_length", stream_length, lo=1, hi=MAX_ELEMENTS)
+    length = as_int("stream_length", stream_length, lo=1, hi=MAX_STREAM)
     sinks = as_int("sink_tokens", sink_tokens, lo=0, hi=4096)
     window = as_int("window", window, lo=1, hi=65536)
     size = sinks + window
-    check_elements("streaming_cache", (2, length, size))
+    check_elements("streaming_cache", (2**3, length, size))  # two int64 tables and their temporaries
     t = np.arange(length)[:, None]  # (T, 1): the query
     slot = np.arange(size)[None, :]  # (1, C)
     # tokens 0 … t while they fit; then the sinks 0 … S − 1 and the window t − W + 1 … t
@@ -76,5 +79,6 @@ def sink_softmax(logits: object, sinks: object) -> np.ndarray:
         s = s[:, None]  # (H, 1): one per head, every query
     s = np.broadcast_to(s, x.shape[:-1])[..., None]  # (…, 1): one sink column per row
     top = np.maximum(np.max(x, axis=-1, keepdims=True), s)  # shift by the row's max, sink included
-    e = np.exp(x - top)
-    return e / (np.sum(e, axis=-1, keepdims=True) + np.exp(s - top))
+    with np.errstate(over="ignore"):  # a gap past float64's range is −inf: that entry's weight is 0
+        e = np.exp(x - top)
+        return e / (np.sum(e, axis=-1, keepdims=True) + np.exp(s - top))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import PosEncError, as_array, as_int
+from ..errors import PosEncError, as_array, as_int, check_elements
 from .curves import rope_decay_all_ones
 from .rotation import rope_inv_freq
 
@@ -48,9 +48,14 @@ def rope_similarity_reach(inv_freq: object, *, max_distance: int) -> int:
     if np.any(inv_freq < 0):
         raise PosEncError("inv_freq must be ≥ 0 (frequencies of the rotating pairs)")
     max_distance = as_int("max_distance", max_distance, lo=0, hi=MAX_REACH)
+    check_elements("rope_similarity_reach(distances × pairs)", (max_distance + 1, inv_freq.shape[0]))
+    turning = inv_freq[inv_freq > 0]
+    still = inv_freq.shape[0] - turning.shape[0]  # pairs at θ = 0 (p-RoPE's dropped pairs) add cos 0 = 1 each
+    if turning.shape[0] == 0:
+        return max_distance + 1
     for start in range(0, max_distance + 1, _STEP):
         m = np.arange(start, min(start + _STEP, max_distance + 1))
-        below = np.flatnonzero(rope_decay_all_ones(m, inv_freq) < 0)  # B_{m,θ} < 0
+        below = np.flatnonzero(still + rope_decay_all_ones(m, turning) < 0)  # B_{m,θ} < 0
         if below.size:
             return int(m[below[0]])
     return max_distance + 1
