@@ -62,10 +62,10 @@ def sink_softmax(logits: object, sinks: object) -> np.ndarray:
     r"""Softmax over the last axis with one extra logit s per row that receives weight and is then dropped:
     :math:`w_j = e^{x_j} / (e^{s} + \sum_k e^{x_k})`, so each row sums to :math:`1 - \sigma(s - \mathrm{LSE}(x)) < 1`.
 
-    Paper: OpenAI 2025, gpt-oss model card; the form is transformers 5.23's ``eager_attention_forward`` in
-    ``modeling_gpt_oss.py`` (``sinks`` of shape (H,) broadcast over batch, queries and prepended as a last column).
-    ``logits`` is (…, H, Lq, Lk) (−inf for masked keys), ``sinks`` (H,) or a scalar; a row with every key masked puts
-    all its weight on the sink, so its weights are all 0.
+    Paper: OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model Card, arXiv:2508.10925; the form is transformers 5.23's
+    ``eager_attention_forward`` in ``modeling_gpt_oss.py`` (``sinks`` of shape (H,) broadcast over batch and queries,
+    appended as a last column). ``logits`` is (…, H, Lq, Lk) (−inf for masked keys), ``sinks`` (H,) or a scalar; a row
+    with every key masked puts all its weight on the sink, so its weights are all 0.
     """
     x = as_array("logits", logits, min_ndim=1, finite=False)
     if np.any(np.isnan(x)) or np.any(x == np.inf):
