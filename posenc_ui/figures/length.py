@@ -147,7 +147,8 @@ def bounds(
             "hovertemplate": hover + "<extra>%{fullData.name}</extra>",
         }
     ]
-    for (key, (x, y)), symbol in zip(published.items(), ("triangle-up", "x"), strict=True):
+    symbols = {"paper": "triangle-up", "su": "x"}
+    for key, (x, y) in published.items():
         traces.append(
             {
                 "type": "scatter",
@@ -155,7 +156,7 @@ def bounds(
                 "y": y,
                 "mode": "markers",
                 "name": t(f"length.bound_{key}", lang),
-                "marker": {"color": GREY if key == "paper" else ORANGE, "symbol": symbol, "size": 9},
+                "marker": {"color": GREY if key == "paper" else ORANGE, "symbol": symbols[key], "size": 9},
                 "hovertemplate": hover + "<extra>%{fullData.name}</extra>",
             }
         )

@@ -196,11 +196,11 @@ def model_points(head_dim: int) -> tuple[tuple[str, int, float, bool], ...]:
 
 @uses("head_dim")
 def bounds_figure(v: Values, lang: str) -> go.Figure:
-    published = (
-        {key: (PUBLISHED_LENGTHS, values) for key, values in PUBLISHED.items()}
-        if v["head_dim"] == PUBLISHED_HEAD_DIM
-        else {}
-    )
+    shown = v["head_dim"] == PUBLISHED_HEAD_DIM  # the tables are for d = 128: empty markers otherwise
+    published = {
+        key: (PUBLISHED_LENGTHS[: len(values) * shown], values[: len(values) * shown])
+        for key, values in PUBLISHED.items()
+    }
     title = t("length.fig_bounds", lang, head_dim=v["head_dim"])
     return figs.bounds(
         BOUND_LENGTHS, _bounds(v["head_dim"]), published, model_points(v["head_dim"]), title=title, lang=lang
