@@ -12,7 +12,21 @@ import plotly.graph_objects as go
 
 from ..i18n import t
 from .heatmap import heatmap_trace
-from .style import BLUE, GREEN, GREY, INK, ORANGE, PURPLE, SEQUENTIAL, SKY, VERMILION, axis, figure, legend_below
+from .style import (
+    BLUE,
+    GREEN,
+    GREY,
+    INK,
+    ORANGE,
+    PURPLE,
+    SEQUENTIAL,
+    SKY,
+    TRANSPARENT,
+    VERMILION,
+    axis,
+    figure,
+    legend_below,
+)
 
 #: One colour per scheme across the temperature figures; the bases of real models keep theirs on the B_m figure.
 SCHEME_COLOURS = {"plain": GREY, "llama4": VERMILION, "yarn": GREEN, "log_n": PURPLE, "ssmax": BLUE}
@@ -171,7 +185,7 @@ def bounds(
                 "mode": "markers",
                 "name": t("length.models_hold" if holds else "length.models_fail", lang),
                 "marker": {
-                    "color": BLUE if holds else "rgba(0,0,0,0)",
+                    "color": BLUE if holds else TRANSPARENT,
                     "line": {"color": BLUE, "width": 2},
                     "size": 10,
                     "symbol": "circle",
