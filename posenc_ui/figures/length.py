@@ -157,7 +157,7 @@ def bounds(
             "y": ours,
             "mode": "lines+markers",
             "name": t("length.bound_ours", lang),
-            "line": {"color": INK, "width": 2.5, "shape": "hv"},
+            "line": {"color": INK, "width": 2.5},  # a bound at each L drawn, not between them
             "hovertemplate": hover + "<extra>%{fullData.name}</extra>",
         }
     ]
