@@ -63,6 +63,12 @@ def test_longer_bounds_round_to_sus_finer_values(k: int) -> None:
     assert got < PAPER[k]
 
 
+def test_the_papers_printed_16k_base_turns_negative_before_16k() -> None:
+    # the table's 3.1e5 (two digits) is not itself a working base at 16K: the loop finds B < 0 first at m = 12 223
+    assert loop_reach(PAPER[4], 128, LENGTHS[4] - 1) == 12_223
+    assert rope_similarity_reach(rope_inv_freq(128, base=PAPER[4]), max_distance=LENGTHS[4] - 1) == 12_223
+
+
 def test_the_condition_is_not_monotone_in_the_base() -> None:
     # at 4K: a base that works, a larger one that fails, a larger one that works again (checked on the loop)
     works, fails, again = 26_965.0, 27_500.0, 28_650.0
