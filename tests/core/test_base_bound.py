@@ -86,15 +86,15 @@ def test_the_condition_is_not_monotone_in_the_base() -> None:
         assert (rope_similarity_reach(rope_inv_freq(128, base=base), max_distance=4095) >= 4096) is ok
 
 
-@settings(max_examples=12, deadline=None)
-@given(st.integers(16, 1500), st.sampled_from([16, 32, 64]))
+@settings(max_examples=10, deadline=None)
+@given(st.integers(16, 600), st.sampled_from([16, 32, 64]))
 def test_bound_is_the_first_grid_base_that_holds(length: int, head_dim: int) -> None:
     grid = np.geomspace(20.0, 1e6, 80)
     got = rope_base_lower_bound([length], head_dim=head_dim, bases=grid)[0]
-    assert not math.isnan(got)
-    assert min(loop_b(m, got, head_dim) for m in range(length)) >= 0
-    for smaller in grid[grid < got]:
-        assert min(loop_b(m, smaller, head_dim) for m in range(length)) < 0
+    for base in grid[grid < got] if not math.isnan(got) else grid:  # nan: no base of the grid holds
+        assert min(loop_b(m, base, head_dim) for m in range(length)) < 0
+    if not math.isnan(got):
+        assert min(loop_b(m, got, head_dim) for m in range(length)) >= 0
 
 
 @settings(max_examples=20, deadline=None)
