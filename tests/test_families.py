@@ -114,7 +114,8 @@ def test_the_committed_lab_runs_hold_every_lab_family_and_only_registry_names(pa
 
 
 def test_the_pages_subsets_of_families_are_registry_names() -> None:
-    from posenc_ui.views import compare, lab
+    from posenc_ui.lessons.compare import view as compare
+    from posenc_ui.lessons.lab import view as lab
 
     for subset in lab.ENCODING_SETS.values():
         assert subset and set(subset) <= set(LAB)

@@ -10,8 +10,8 @@ import pytest
 
 from posenc_ui import catalog
 from posenc_ui.i18n import LANGS, PAGE_WORDS, catalogue, lang_from_locale, shared_words, t
+from posenc_ui.lessons import VIEWS
 from posenc_ui.state import ChoiceParam
-from posenc_ui.views import VIEWS
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [*ROOT.glob("posenc_ui/**/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py"]

@@ -62,8 +62,8 @@ def test_url_paths_and_so_share_links_are_unchanged() -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.id)
 def test_the_entry_lives_in_the_view_module_its_script_opens(page) -> None:
-    assert importlib.import_module(f"posenc_ui.views.{page.id}").PAGE is page
-    assert f"from posenc_ui.views.{page.id} import" in (ROOT / page.script).read_text(encoding="utf-8")
+    assert importlib.import_module(f"posenc_ui.lessons.{page.id}.view").PAGE is page
+    assert f"from posenc_ui.lessons.{page.id}.view import" in (ROOT / page.script).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.id)
