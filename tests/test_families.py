@@ -28,7 +28,7 @@ REGISTRIES = ("posenc_core/families.py", "posenc_lab/hooks.py", "posenc_ui/figur
 def _words(lang: str) -> dict[str, str]:
     r"""Every key of the shared and page catalogues of ``lang``, read from the JSON files themselves."""
     words = json.loads((ROOT / "assets" / "i18n" / f"shared.{lang}.json").read_text(encoding="utf-8"))
-    for path in sorted((ROOT / "assets" / "i18n" / "pages").glob(f"*.{lang}.json")):
+    for path in sorted((ROOT / "posenc_ui" / "lessons").glob(f"*/words.{lang}.json")):
         words |= json.loads(path.read_text(encoding="utf-8"))
     return words
 

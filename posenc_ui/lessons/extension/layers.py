@@ -3,7 +3,7 @@ r"""Page 7 (context extension): a model read layer by layer, for every preset an
 :func:`posenc_core.model_layers` gives one record per decoder layer (whether it rotates, its base, window, rotary
 dimensions, scaling, query temperature); the strip draws them one cell a layer, and the wavelength chart each kind of
 layer that rotates. The kinds of layer a model has are the options of the page's layer selectors, so the other figures
-show the kind the reader picks. Recipes and words only: :mod:`.extension` puts them into the page's view.
+show the kind the reader picks. Recipes and words only: :mod:`.view` puts them into the page's view.
 """
 
 from __future__ import annotations

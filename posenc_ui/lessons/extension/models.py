@@ -2,7 +2,7 @@ r"""Page 7 (context extension), its last section: real models and a pasted ``con
 
 Every bundled preset's wavelengths at its own context length, the frequencies of any pasted ``config.json`` before
 and after its own scaling (type, factor, d, base and attention factor in the title), and the table of where each
-field of the chosen preset was read. Recipes only: :mod:`.extension` puts them into the page's view.
+field of the chosen preset was read. Recipes only: :mod:`.view` puts them into the page's view.
 """
 
 from __future__ import annotations

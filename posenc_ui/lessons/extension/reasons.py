@@ -1,10 +1,10 @@
 r"""Page 7, the reasons behind the methods: NTK-aware as a change of base in RoPE's number system, YaRN's
 temperature and the entropy argument (Su's log n scale beside it), and ReRoPE as the extreme case.
 
-Every claim is a :class:`~.base.Check` on numbers from :mod:`posenc_core`: :func:`~posenc_core.frequency_divisors`
-against :func:`~posenc_core.ntk_divisors`, :func:`~posenc_core.entropy_by_length`, and
-:func:`~posenc_core.rerope_scores` against one rotation per clipped distance. The extension View pulls these in
-through :data:`FIGURES`, :data:`CHECKS` and :data:`PARAMS`.
+Every claim is a :class:`~posenc_ui.lesson.Check` on numbers from :mod:`posenc_core`:
+:func:`~posenc_core.frequency_divisors` against :func:`~posenc_core.ntk_divisors`,
+:func:`~posenc_core.entropy_by_length`, and :func:`~posenc_core.rerope_scores` against one rotation per clipped
+distance. The extension View pulls these in through :data:`FIGURES`, :data:`CHECKS` and :data:`PARAMS`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 r"""Page 7 (context extension): the attention temperature each method applies against the extension factor s, and
-the live check that the chart's curves are the core's own attention factors. Recipes only: :mod:`.extension` puts
+the live check that the chart's curves are the core's own attention factors. Recipes only: :mod:`.view` puts
 them into the page's view.
 """
 

@@ -6,7 +6,7 @@ wavelengths before and after, YaRN's regimes r = L/λ with its α/β thresholds 
 each method applies, the arcs of angles each pair reaches at a target length, and any pasted ``config.json``.
 
 The recipes of the last section (every preset's wavelengths, a pasted ``config.json``, the preset table) live in
-:mod:`.extension_models`; this module holds the rest and the view.
+:mod:`.models`; this module holds the rest and the view.
 """
 
 from __future__ import annotations

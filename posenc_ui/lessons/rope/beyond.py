@@ -1,8 +1,9 @@
 r"""Page 6, the derivation and beyond one dimension: RoPE's steps measured on the page's numbers, 2-D (axial) RoPE on
 an image's patch grid, and RoPE inside linear attention.
 
-Every claim is a :class:`~.base.Check` on numbers from :mod:`posenc_core`: :func:`~posenc_core.rotation_checks`,
-:func:`~posenc_core.rope_2d_relative_residual` and :func:`~posenc_core.rope_linear_attention_residual`.
+Every claim is a :class:`~posenc_ui.lesson.Check` on numbers from :mod:`posenc_core`:
+:func:`~posenc_core.rotation_checks`, :func:`~posenc_core.rope_2d_relative_residual` and
+:func:`~posenc_core.rope_linear_attention_residual`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 r"""Figures of page 6 (RoPE): relative scores, the two pairings, long-range decay, periods and near repeats; the
-clocks that draw angles live in :mod:`.rope_clocks` and are importable from here, as the page does. Pure builders:
+clocks that draw angles live in :mod:`.figures_clocks` and are importable from here, as the page does. Pure builders:
 arrays in, ``go.Figure`` out."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 r"""Figures of page 6 (RoPE) that draw angles: one clock per pair with its hands turning (an animation), and the toy
 clock of two rings where position 12 does or does not come back to 0. Pure builders: arrays in, ``go.Figure`` out.
 
-The page imports them from :mod:`.rope`, with the page's other figures.
+The page imports them from :mod:`.figures`, with the page's other figures.
 """
 
 from __future__ import annotations

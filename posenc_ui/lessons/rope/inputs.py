@@ -1,4 +1,4 @@
-r"""The cached inputs of page 6 (RoPE), shared by :mod:`.rope` and :mod:`.rope_long_range`: θ_i and a seeded q, k.
+r"""The cached inputs of page 6 (RoPE), shared by :mod:`.view` and :mod:`.long_range`: θ_i and a seeded q, k.
 
 Every figure of the page starts from the frequencies of the ``dim`` and ``base`` sliders and, where vectors are
 scored, from one query and one key drawn from the ``seed`` slider: one copy of each, cached, whichever section asks.

@@ -4,7 +4,7 @@ Su's bound on :math:`|\sum_i h_i e^{\mathrm{i} r\theta_i}|` against distance (Ro
 values as a live check) beside random vectors, which do not decay; the period :math:`T_i = 2\pi/\theta_i` of each
 pair beside the periods misprinted in the article 「从零学习大模型--旋转位置编码」; and how adding pairs pushes
 the first near-repeat of the "30° per token" clock of the WeChat article 「Transformer位置编码问题」 out of reach.
-Recipes and checks only: :mod:`.rope` puts them into the page's view.
+Recipes and checks only: :mod:`.view` puts them into the page's view.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ breaks a model without a sound. Su's long-range decay beside random vectors (whi
 each pair with the periods misprinted in the article 「从零学习大模型--旋转位置编码」, and how adding pairs pushes the
 first near-repeat of the "30° per token" clock of the WeChat article 「Transformer位置编码问题」 out of reach.
 
-The recipes and checks of those last two sections (decay, periods) live in :mod:`.rope_long_range`, and the inputs
-every section shares (θ_i, the seeded q and k) in :mod:`.rope_inputs`; this module holds the rest and the view.
+The recipes and checks of those last two sections (decay, periods) live in :mod:`.long_range`, and the inputs
+every section shares (θ_i, the seeded q and k) in :mod:`.inputs`; this module holds the rest and the view.
 """
 
 from __future__ import annotations
