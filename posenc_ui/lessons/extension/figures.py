@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -62,6 +63,51 @@ def _lines(*lines: dict) -> dict[str, list[dict]]:
     return {"shapes": [line["shape"] for line in lines], "annotations": [line["annotation"] for line in lines]}
 
 
+class Curve(NamedTuple):
+    r"""One line of a wavelength chart: :math:`\lambda_i` per pair, its legend name, colour, dash (plotly's solid line
+    when None) and marker size."""
+
+    values: np.ndarray
+    name: str
+    colour: str
+    dash: str | None = None
+    size: int = 4
+
+
+def wavelength_chart(
+    curves: Sequence[Curve], *, length: int, target: int | None = None, title: str, lang: str, **layout: Any
+) -> go.Figure:
+    r"""The wavelength :math:`\lambda_i` (log) of every pair, one line per curve, with the training length L (and a
+    target T other than L) as labelled lines: the one chart behind a method's before / after and a model's kinds of
+    layer (:mod:`.figures_layers`). ``layout`` goes to :func:`~posenc_ui.figures.style.figure` as it is."""
+    hover = f"{axis('pair', lang)} %{{x}}<br>λ = %{{y:,.4g}}<extra>%{{fullData.name}}</extra>"
+    traces = [
+        {
+            "type": "scatter",
+            "x": np.arange(curve.values.shape[0]),
+            "y": curve.values,
+            "mode": "lines+markers",
+            "name": curve.name,
+            "line": {"color": curve.colour} | ({"dash": curve.dash} if curve.dash else {}),
+            "marker": {"size": curve.size},
+            "hovertemplate": hover,
+        }
+        for curve in curves
+    ]
+    lines = [_hline(length, t("extension.line_train", lang, length=f"{length:,}"), colour=BLUE)]
+    if target is not None and target != length:
+        lines.append(_hline(target, t("extension.line_target", lang, length=f"{target:,}"), colour=VERMILION))
+    return figure(
+        traces,
+        title=title,
+        x=axis("pair", lang),
+        y=t("extension.axis_wavelength", lang),
+        yaxis={"type": "log", "exponentformat": "power"},
+        **layout,
+        **_lines(*lines),
+    )
+
+
 def wavelengths(
     before: np.ndarray,
     after: np.ndarray | None,
@@ -73,44 +119,10 @@ def wavelengths(
     lang: str,
 ) -> go.Figure:
     r"""The master chart: :math:`\lambda_i` (log) per pair before and after a method, L (and the target T) as lines."""
-    pairs = np.arange(before.shape[0])
-    hover = f"{axis('pair', lang)} %{{x}}<br>λ = %{{y:,.4g}}<extra>%{{fullData.name}}</extra>"
-    traces = [
-        {
-            "type": "scatter",
-            "x": pairs,
-            "y": before,
-            "mode": "lines+markers",
-            "name": t("extension.before", lang),
-            "line": {"color": BEFORE_COLOUR, "dash": "dash"},
-            "marker": {"size": 4},
-            "hovertemplate": hover,
-        },
-    ]
+    curves = [Curve(before, t("extension.before", lang), BEFORE_COLOUR, dash="dash")]
     if after is not None:
-        traces.append(
-            {
-                "type": "scatter",
-                "x": pairs,
-                "y": after,
-                "mode": "lines+markers",
-                "name": after_name,
-                "line": {"color": AFTER_COLOUR},
-                "marker": {"size": 5},
-                "hovertemplate": hover,
-            }
-        )
-    lines = [_hline(length, t("extension.line_train", lang, length=f"{length:,}"), colour=BLUE)]
-    if target is not None and target != length:
-        lines.append(_hline(target, t("extension.line_target", lang, length=f"{target:,}"), colour=VERMILION))
-    return figure(
-        traces,
-        title=title,
-        x=axis("pair", lang),
-        y=t("extension.axis_wavelength", lang),
-        yaxis={"type": "log", "exponentformat": "power"},
-        **_lines(*lines),
-    )
+        curves.append(Curve(after, after_name, AFTER_COLOUR, size=5))
+    return wavelength_chart(curves, length=length, target=target, title=title, lang=lang)
 
 
 def regimes(

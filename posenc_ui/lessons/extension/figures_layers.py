@@ -21,13 +21,12 @@ from ...figures.style import (
     SKY,
     VERMILION,
     WHITE,
-    axis,
     figure,
     legend_below,
     wrap_title,
 )
 from ...i18n import t
-from .figures import _hline, _lines
+from .figures import Curve, wavelength_chart
 
 #: One colour per kind of layer that rotates, in order of first appearance; a layer without RoPE is drawn in the
 #: colour every page gives "no position" (grey).
@@ -109,28 +108,8 @@ def layer_wavelengths(
 ) -> go.Figure:
     r"""The wavelength :math:`\lambda_i = 2\pi/\theta_i` (log) of every pair, one line per kind of layer that rotates
     (a pair that does not turn, θ = 0, is left out: NaN in ``wavelengths``), the training length L as a line."""
-    hover = f"{axis('pair', lang)} %{{x}}<br>λ = %{{y:,.4g}}<extra>%{{fullData.name}}</extra>"
-    traces = [
-        {
-            "type": "scatter",
-            "x": np.arange(values.shape[0]),
-            "y": values,
-            "mode": "lines+markers",
-            "name": name,
-            "line": {"color": colour, "dash": "solid" if k == 0 else "dash"},
-            "marker": {"size": 4},
-            "hovertemplate": hover,
-        }
+    curves = [
+        Curve(values, name, colour, dash="solid" if k == 0 else "dash")
         for k, (values, name, colour) in enumerate(zip(wavelengths, names, colours, strict=True))
     ]
-    line = _hline(length, t("extension.line_train", lang, length=f"{length:,}"), colour=BLUE)
-    return figure(
-        traces,
-        title=title,
-        x=axis("pair", lang),
-        y=t("extension.axis_wavelength", lang),
-        yaxis={"type": "log", "exponentformat": "power"},
-        legend=legend_below(),
-        showlegend=True,
-        **_lines(line),
-    )
+    return wavelength_chart(curves, length=length, title=title, lang=lang, legend=legend_below(), showlegend=True)
