@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from drawn import sent_charts
 
-from posenc_ui.figures import extension as figs
 from posenc_ui.i18n import t
+from posenc_ui.lessons.extension import figures as figs
 from posenc_ui.lessons.extension.models import preset_table
 from posenc_ui.lessons.extension.view import VIEW, readouts
 from posenc_ui.state import defaults

@@ -16,9 +16,9 @@ import pytest
 from drawn import sent_charts
 
 from posenc_core import PosEncError
-from posenc_ui.figures import extension_layers as figs
 from posenc_ui.frame import widget_key
 from posenc_ui.i18n import t
+from posenc_ui.lessons.extension import figures_layers as figs
 from posenc_ui.lessons.extension.layers import PARAMS, preset_layers, rotating_kinds
 from posenc_ui.lessons.extension.view import VIEW
 from posenc_ui.presets import PRESET_IDS, load_presets
