@@ -1,7 +1,7 @@
 r"""What a page is made of, without Streamlit: its parameters, figures, live checks and explain panel.
 
 A :class:`View` maps names to pure functions of the page's current values: ``figures[name](values, lang)``
-returns a ``go.Figure`` (one cached :mod:`posenc_core` call, then a builder from :mod:`posenc_ui.figures`), and
+returns a ``go.Figure`` (one cached :mod:`posenc_core` call, then a builder from the lesson's ``figures.py``), and
 ``checks[name](values)`` returns a :class:`Check` — the page's claim measured on the numbers it just drew. The
 page script only lays these out; the export command and the tests call them directly.
 """

@@ -16,14 +16,14 @@ the reading path. View modules import no torch at module level: the lab's view i
 from __future__ import annotations
 
 import importlib
-import pkgutil
+from pathlib import Path
 
 from ..lesson import PageEntry, View
 
 
 def _declared() -> tuple[PageEntry, ...]:
     r"""Every ``PAGE`` declared by a lesson's ``view.py``, in reading order."""
-    folders = [m.name for m in pkgutil.iter_modules(__path__) if m.ispkg]
+    folders = sorted(path.parent.name for path in Path(__file__).parent.glob("*/view.py"))
     modules = [importlib.import_module(f"{__name__}.{name}.view") for name in folders]
     entries = [m.PAGE for m in modules if isinstance(getattr(m, "PAGE", None), PageEntry)]
     return tuple(sorted(entries, key=lambda page: page.number))
