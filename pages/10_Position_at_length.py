@@ -2,7 +2,7 @@ r"""Page 10 — position at length: temperatures that grow with the context, the
 length, positions in a rolling KV cache with attention sinks, and position from data (FoX, CoPE, stick-breaking)."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.length import VIEW
+from posenc_ui.lessons.length.view import VIEW
 
 with start(VIEW) as page:
     page.text("intro")

@@ -10,8 +10,8 @@ import numpy as np
 import plotly.io as pio
 import pytest
 
+from posenc_ui.lessons.length.view import VIEW
 from posenc_ui.state import ChoiceParam, IntParam, defaults
-from posenc_ui.views.length import VIEW
 
 DEFAULTS = defaults(VIEW.params)
 SCRIPT = "pages/10_Position_at_length.py"
