@@ -43,7 +43,7 @@ A small package, as transformers' ``modeling_rope_utils`` is one module:
   what posenc refuses about a family;
 * :mod:`.temperature` — the length-dependent query temperatures (Llama 4, Mistral 3);
 * :mod:`.layers` — the same config read as a whole model: one record per decoder layer (rotates or not, which RoPE,
-  which window, which query temperature).
+  which window, which query temperature); :mod:`.reach` — what each kind of layer sees: its view and wavelengths.
 """
 
 from .beta_base import frequency_divisors, ntk_divisors, position_digits
@@ -86,6 +86,7 @@ from .pairs import (
     yarn_ramp_by_turns,
     yarn_regimes,
 )
+from .reach import LayerReach, layer_reach
 from .registry import ROPE_REGISTRY, ROPE_TYPES, RopeFrequencies, RopeType, rope_frequencies
 from .rerope import rerope_relative_positions, rerope_scores
 from .temperature import QueryTemperature, query_temperature
@@ -102,6 +103,7 @@ __all__ = [
     "ConfigScaling",
     "EntropyCurves",
     "LayerPosition",
+    "LayerReach",
     "QueryTemperature",
     "RopeFrequencies",
     "RopeType",
@@ -117,6 +119,7 @@ __all__ = [
     "frequency_divisors",
     "implied_base",
     "implied_factor",
+    "layer_reach",
     "log_length_scale",
     "longrope_attention_factor",
     "model_layers",
