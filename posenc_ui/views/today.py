@@ -44,11 +44,11 @@ PROBE_R2 = 0.7
 SLOPE_GAP = 0.1
 
 PARAMS = (
-    ChoiceParam("model", "llama4_scout", options=PRESET_IDS, labels="extension.model", widget="selectbox"),
+    ChoiceParam("model", "llama4_scout", options=PRESET_IDS, widget="selectbox"),  # 16 presets: a radio fills a phone
     IntParam("length", 256, lo=16, hi=1024, step=16),
     IntParam("dim", 64, lo=16, hi=256, step=16),
     IntParam("seed", 0, lo=0, hi=99),
-    ChoiceParam("proportion", 0.25, options=(0.125, 0.25, 0.5, 0.75, 1.0), widget="select_slider"),
+    ChoiceParam("proportion", 0.25, options=(0.125, 0.25, 0.5, 0.75), widget="select_slider"),
     *media.PARAMS,
 )
 
@@ -66,7 +66,7 @@ def _context(model: str) -> int:
 
 
 def _name(model: str, lang: str) -> str:
-    return t(f"extension.model.{model}", lang)
+    return t(f"today.model.{model}", lang)
 
 
 @uses("model")
