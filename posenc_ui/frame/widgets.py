@@ -88,8 +88,8 @@ def option_label(param: ChoiceParam, page_id: str, lang: str) -> Callable[[Any],
 
     A plain dict's lookup, not a closure: Streamlit keeps each widget's ``format_func`` for the whole session.
     """
-    if isinstance(param.options[0], int | float):
-        return lambda v: f"{v:,.0f}"
+    if isinstance(param.options[0], int | float):  # whole numbers with separators; fractions (page 9's p) as they are
+        return lambda v: f"{v:,.0f}" if float(v).is_integer() else f"{v:g}"
     prefix = param.labels or f"{page_id}.{param.name}"
     return {v: t(f"{prefix}.{v}", lang) for v in param.options}.__getitem__
 

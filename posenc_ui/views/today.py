@@ -48,7 +48,7 @@ PARAMS = (
     IntParam("length", 256, lo=16, hi=1024, step=16),
     IntParam("dim", 64, lo=16, hi=256, step=16),
     IntParam("seed", 0, lo=0, hi=99),
-    ChoiceParam("proportion", 0.25, options=(0.125, 0.25, 0.5, 0.75), widget="select_slider"),
+    ChoiceParam("proportion", 0.25, options=(0.125, 0.25, 0.5, 0.75), widget="segmented"),
     *media.PARAMS,
 )
 
@@ -62,7 +62,16 @@ def _layers(model: str) -> tuple[LayerPosition, ...]:
 
 
 def _context(model: str) -> int:
-    return int(config_training_length(load_presets()[model].config()) or 1)
+    r"""The longest context the model's config declares (``max_position_embeddings``, a VLM's in its
+    ``text_config``), else its training length: what a layer without a window can see."""
+    config = load_presets()[model].config()
+    longest = config.get("max_position_embeddings") or config.get("text_config", {}).get("max_position_embeddings")
+    return int(longest or config_training_length(config) or 1)
+
+
+def _tokens(value: float) -> str:
+    r"""A wavelength in tokens: three significant digits below 1,000, whole tokens with separators above."""
+    return f"{value:,.3g}" if value < 1000 else f"{value:,.0f}"
 
 
 def _name(model: str, lang: str) -> str:
@@ -110,8 +119,8 @@ def reach_words(v: Values, lang: str) -> dict[str, str]:
                     span=f"{r.span:,}",
                     pairs=r.pairs,
                     turning=r.turning,
-                    shortest=f"{r.shortest:,.3g}",
-                    longest=f"{r.longest:,.4g}",
+                    shortest=_tokens(r.shortest),
+                    longest=_tokens(r.longest),
                 )
             )
         else:
