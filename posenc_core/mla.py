@@ -43,10 +43,14 @@ class MlaFold(NamedTuple):
 
 
 def _best_fold_residual(queries: np.ndarray, latents: np.ndarray, scores: np.ndarray) -> float:
-    r"""min over every (d_h, d_c) matrix M of ‖S − [q_mᵀ M c_n]‖ / ‖S‖, by least squares on vec(M)."""
-    design = np.einsum("mi,nj->mnij", queries, latents).reshape(scores.size, -1)  # (L², d_h·d_c): q_m ⊗ c_n
-    weights, *_ = np.linalg.lstsq(design, scores.ravel(), rcond=None)
-    return float(np.linalg.norm(design @ weights - scores.ravel()) / np.linalg.norm(scores))
+    r"""min over every (d_h, d_c) matrix M of ‖S − Q M Cᵀ‖ / ‖S‖ (rows of Q: q_m, rows of C: c_n).
+
+    Least squares over vec(M) with the design q_m ⊗ c_n separates: the best fit is :math:`P_Q S P_C`, S projected on
+    the column spaces of Q and C (:math:`P_Q = Q Q^+`), computed in O(L·d²) instead of an (L², d_h·d_c) solve (the
+    test solves that one by brute force and agrees).
+    """
+    fitted = queries @ (np.linalg.pinv(queries) @ scores @ np.linalg.pinv(latents).T) @ latents.T  # P_Q S P_C
+    return float(np.linalg.norm(fitted - scores) / np.linalg.norm(scores))
 
 
 def mla_fold_residuals(

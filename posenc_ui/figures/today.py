@@ -250,12 +250,12 @@ def wavelength_lines(
         "y1": context,
         "line": {"color": GREY, "dash": "dash", "width": 1},
     }
-    label = {
+    label = {  # at the right end, under the line: the lines that cross it do so further left
         "xref": "paper",
-        "x": 0.0,
-        "xanchor": "left",
+        "x": 1.0,
+        "xanchor": "right",
         "y": float(np.log10(context)),
-        "yanchor": "bottom",
+        "yanchor": "top",
         "text": t("today.line_context", lang, length=f"{context:,}"),
         "showarrow": False,
         "font": {"color": GREY},
@@ -351,23 +351,28 @@ def pair_axes(rows: np.ndarray, row_names: Sequence[str], *, title: str, lang: s
         "ygap": 4,
         "customdata": hover,
         "hovertemplate": f"%{{y}}<br>{axis('pair', lang)} %{{x}}: %{{customdata}}<extra></extra>",
-        "colorbar": {
-            "tickvals": [0, 1, 2],
-            "ticktext": names,
-            "orientation": "h",
-            "y": -0.45,
-            "yanchor": "top",
-            "thickness": 12,
-            "len": 0.8,
-        },
+        "showscale": False,
     }
+    keys = [  # the axes' colours named in a legend: a colour bar's labels ran off a phone's edge
+        {
+            "type": "scatter",
+            "x": [None],
+            "y": [None],
+            "mode": "markers",
+            "marker": {"color": colour, "size": 10, "symbol": "square"},
+            "name": name,
+        }
+        for name, colour in zip(names, AXIS_COLOURS, strict=True)
+    ]
     return figure(
-        [trace],
+        [trace, *keys],
         title=title,
         x=t("today.axis_pair_speed", lang),
-        height=300,
+        height=280,
         yaxis={"autorange": "reversed", "fixedrange": True, "automargin": True},
-        margin={"b": 110},
+        xaxis={"fixedrange": True},
+        legend=legend_below(),
+        showlegend=True,
     )
 
 
@@ -429,9 +434,15 @@ def fold_bars(values: Sequence[float], names: Sequence[str], *, threshold: float
 
 
 def cache_bars(
-    labels: Sequence[str], parts: Sequence[tuple[str, Sequence[float], str]], *, title: str, lang: str
+    labels: Sequence[str],
+    parts: Sequence[tuple[str, Sequence[float], str]],
+    *,
+    totals: Sequence[str],
+    title: str,
+    lang: str,
 ) -> go.Figure:
-    r"""Values cached per token per layer, stacked by part (latent, rotated key; keys, values), one bar per design."""
+    r"""Values cached per token per layer, stacked by part (latent, rotated key; keys, values), one bar per design,
+    its total written above it (MLA's bar is too short to read otherwise)."""
     traces = [
         {
             "type": "bar",
@@ -443,11 +454,17 @@ def cache_bars(
         }
         for name, values, colour in parts
     ]
+    heights = [sum(values[k] for _, values, _ in parts) for k in range(len(labels))]
+    notes = [
+        {"x": label, "y": height, "text": total, "yanchor": "bottom", "showarrow": False}
+        for label, height, total in zip(labels, heights, totals, strict=True)
+    ]
     return figure(
         traces,
         title=title,
         y=t("today.axis_cache", lang),
         barmode="stack",
+        annotations=notes,
         legend=legend_below(),
         showlegend=True,
     )

@@ -39,7 +39,7 @@ from .extension_layers import kind_words, strip_figure
 
 #: The preset whose global layers turn with p-RoPE (proportional): Gemma 4's 512-dimensional global head.
 PROPORTIONAL_MODEL = "gemma4_26b"
-#: The page's claims about the probe, at every slider setting and seed (tests/core/test_today.py measures the margins).
+#: The page's claims about the probe, at every slider setting and seed (tests/core/test_todays_models.py measures the margins).
 PROBE_R2 = 0.7
 SLOPE_GAP = 0.1
 
@@ -67,11 +67,6 @@ def _context(model: str) -> int:
     config = load_presets()[model].config()
     longest = config.get("max_position_embeddings") or config.get("text_config", {}).get("max_position_embeddings")
     return int(longest or config_training_length(config) or 1)
-
-
-def _tokens(value: float) -> str:
-    r"""A wavelength in tokens: three significant digits below 1,000, whole tokens with separators above."""
-    return f"{value:,.3g}" if value < 1000 else f"{value:,.0f}"
 
 
 def _name(model: str, lang: str) -> str:
@@ -119,8 +114,8 @@ def reach_words(v: Values, lang: str) -> dict[str, str]:
                     span=f"{r.span:,}",
                     pairs=r.pairs,
                     turning=r.turning,
-                    shortest=_tokens(r.shortest),
-                    longest=_tokens(r.longest),
+                    shortest=media.tokens(r.shortest),
+                    longest=media.tokens(r.longest),
                 )
             )
         else:
@@ -246,8 +241,8 @@ def prope_figure(v: Values, lang: str) -> go.Figure:
         head=head,
         base=f"{base:,.0f}",
         p=f"{v['proportion']:g}",
-        slow_p=f"{slow_p:,.0f}",
-        slow_n=f"{slow_n:,.3g}",
+        slow_p=media.tokens(slow_p),
+        slow_n=media.tokens(slow_n),
     )
     return figs.wavelength_lines(
         curves,

@@ -39,7 +39,7 @@ MROPE_HEAD, MROPE_BASE = 128, 1e6
 TEXT_TOKENS = 3  # text before and after the image and the video
 MLA_MODEL = "deepseek_v3"
 MLA_DIMS = {"latent_dim": 8, "head_dim": 8, "rope_dim": 4, "base": 10000.0}  # a toy head: the fold fits in a second
-FOLD_GAP = 0.1  # the line between "exact" and "O(1)" (tests/core/test_today.py: ≥ 0.29 measured at L = 16)
+FOLD_GAP = 0.1  # the line between "exact" and "O(1)" (tests/core/test_todays_models.py: ≥ 0.29 measured at L = 16)
 
 PARAMS = (
     IntParam("image_rows", 3, lo=1, hi=8),
@@ -50,6 +50,11 @@ PARAMS = (
     IntParam("mla_length", 32, lo=16, hi=64, step=8),
     IntParam("mla_seed", 0, lo=0, hi=99),
 )
+
+
+def tokens(value: float) -> str:
+    r"""A wavelength in tokens: three significant digits below 1,000, whole tokens with separators above."""
+    return f"{value:,.3g}" if value < 1000 else f"{value:,.0f}"
 
 
 def _layout(name: str) -> tuple[tuple[int, int, int], bool]:
@@ -120,8 +125,8 @@ def axis_words(v: Values, lang: str) -> dict[str, str]:
         section, interleaved = _layout(name)
         table = mrope_axis_wavelengths(inv_freq, section, interleaved=interleaved)
         key = name.split("_")[0]
-        out[f"{key}_t_low"], out[f"{key}_t_high"] = f"{table[0, 0]:,.3g}", f"{table[0, 1]:,.3g}"
-        out[f"{key}_w_low"], out[f"{key}_w_high"] = f"{table[2, 0]:,.3g}", f"{table[2, 1]:,.3g}"
+        out[f"{key}_t_low"], out[f"{key}_t_high"] = tokens(table[0, 0]), tokens(table[0, 1])
+        out[f"{key}_w_low"], out[f"{key}_w_high"] = tokens(table[2, 0]), tokens(table[2, 1])
     return out
 
 
@@ -172,7 +177,8 @@ def cache_figure(v: Values, lang: str) -> go.Figure:
         (t("today.part.values", lang), (0, cache.mha // 2, cache.mha_same_heads - heads * (nope + rope)), figs.GREEN),
     )
     title = t("today.fig_cache", lang, mla=f"{cache.mla:,}", mha=f"{cache.mha:,}", ratio=f"{cache.ratio:.1f}")
-    return figs.cache_bars(labels, parts, title=title, lang=lang)
+    totals = (cache.mla, cache.mha, cache.mha_same_heads)
+    return figs.cache_bars(labels, parts, totals=[f"{n:,}" for n in totals], title=title, lang=lang)
 
 
 @uses()
@@ -220,7 +226,13 @@ def check_cache(v: Values) -> Check:
     d_h^R = d_h/2): the V3 preset's own numbers give exactly that."""
     cache = _cache()
     head = load_presets()[MLA_MODEL].config()["qk_nope_head_dim"]
-    return Check("today.check_cache", abs(cache.mla - 4.5 * head), tolerance=0.0, fmt={"mla": cache.mla, "head": head})
+    paper = 4.5 * head  # (9/2)·d_h
+    return Check(
+        "today.check_cache",
+        abs(cache.mla - paper),
+        tolerance=0.0,
+        fmt={"mla": cache.mla, "head": head, "paper": f"{paper:g}"},
+    )
 
 
 FIGURES = {

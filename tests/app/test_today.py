@@ -42,7 +42,7 @@ def test_llama_4_reach_names_twelve_nope_layers_that_see_the_whole_context() -> 
 
 
 def test_p_rope_words_quote_188_against_5_1_million_at_gemma_4_p_quarter() -> None:
-    r"""Issue 36's published pair of numbers, as the page prints them (tests/core/test_today.py recomputes both)."""
+    r"""Issue 36's published pair of numbers, as the page prints them (tests/core/test_todays_models.py recomputes both)."""
     words = prope_words(values(proportion=0.25), "en")
     assert words["slow_p"] == "188"
     assert round(float(words["slow_n"].replace(",", "")) / 1e6, 1) == 5.1  # 5,063,256 tokens: ≈ 5.1 M
@@ -60,7 +60,7 @@ def test_partial_ropes_slowest_pair_never_turns_within_the_context_at_every_p(pr
 
 @pytest.mark.parametrize(("length", "dim"), [(16, 16), (1024, 16), (16, 256)])
 def test_the_probe_claim_holds_for_every_seed_the_slider_offers(length: int, dim: int) -> None:
-    r"""The narrowest head (d = 16) is the worst case (tests/core/test_today.py measures the margins)."""
+    r"""The narrowest head (d = 16) is the worst case (tests/core/test_todays_models.py measures the margins)."""
     for seed in SEEDS:
         assert check_probe(values(length=length, dim=dim, seed=seed)).passed, seed
 
