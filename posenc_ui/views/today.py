@@ -39,7 +39,7 @@ from .extension_layers import kind_words, strip_figure
 
 #: The preset whose global layers turn with p-RoPE (proportional): Gemma 4's 512-dimensional global head.
 PROPORTIONAL_MODEL = "gemma4_26b"
-#: The page's claims about the probe, at every slider setting and seed (tests/core/test_todays_models.py measures the margins).
+#: The page's claims about the probe at every slider setting and seed (tests/core/test_todays_models.py: margins).
 PROBE_R2 = 0.7
 SLOPE_GAP = 0.1
 

@@ -42,7 +42,7 @@ def test_llama_4_reach_names_twelve_nope_layers_that_see_the_whole_context() -> 
 
 
 def test_p_rope_words_quote_188_against_5_1_million_at_gemma_4_p_quarter() -> None:
-    r"""Issue 36's published pair of numbers, as the page prints them (tests/core/test_todays_models.py recomputes both)."""
+    r"""Issue 36's published pair of numbers as the page prints them (tests/core/test_todays_models.py: both)."""
     words = prope_words(values(proportion=0.25), "en")
     assert words["slow_p"] == "188"
     assert round(float(words["slow_n"].replace(",", "")) / 1e6, 1) == 5.1  # 5,063,256 tokens: ≈ 5.1 M
