@@ -1,8 +1,8 @@
 r"""Page 9 — position in today's models: per-layer designs, NoPE, p-RoPE, multimodal RoPE, MLA's decoupled key."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.today import VIEW, prope_words, reach_words
-from posenc_ui.views.today_media import axis_words, cache_words
+from posenc_ui.lessons.today.media import axis_words, cache_words
+from posenc_ui.lessons.today.view import VIEW, prope_words, reach_words
 
 with start(VIEW) as page:
     page.text("intro")

@@ -41,9 +41,7 @@ from .attention import (
 from .compare import (
     COMPARED,
     LINEAR_ROUTES,
-    ExtrapolationExcess,
     bias_route_residual,
-    extrapolation_excess,
     numerical_rank,
     position_cross_scores,
     position_score_matrix,
@@ -52,6 +50,7 @@ from .compare import (
 from .equivariance import ENCODINGS, permutation_equivariance_residual, self_attention
 from .errors import ERROR_FIELDS, MAX_ELEMENTS, PosEncError
 from .families import FAMILIES, KINDS, Family
+from .forgetting import forget_gate_bias, log_forget_gates
 from .learned import (
     EmbeddingSum,
     PositionOutOfRangeError,
@@ -151,7 +150,6 @@ from .rope_scaling import (
     ntk_exponent,
     pair_regimes,
     parse_config_text,
-    position_digits,
     query_temperature,
     regime_counts,
     rerope_relative_positions,
@@ -195,7 +193,6 @@ __all__ = [
     "ConfigScaling",
     "EmbeddingSum",
     "EntropyCurves",
-    "ExtrapolationExcess",
     "Family",
     "LayerPosition",
     "LayerReach",
@@ -240,13 +237,14 @@ __all__ = [
     "elu_feature_map",
     "embedding_sum_as_linear",
     "entropy_by_length",
-    "extrapolation_excess",
+    "forget_gate_bias",
     "frequency_divisors",
     "implied_base",
     "integer_positions",
     "layer_reach",
     "learned_table",
     "linear_shift_residual",
+    "log_forget_gates",
     "log_length_scale",
     "longrope_attention_factor",
     "lookup_positions",
@@ -277,7 +275,6 @@ __all__ = [
     "patch_grid",
     "permutation_equivariance_residual",
     "position_cross_scores",
-    "position_digits",
     "position_readout",
     "position_score_matrix",
     "projection_weights",

@@ -46,7 +46,7 @@ A small package, as transformers' ``modeling_rope_utils`` is one module:
   which window, which query temperature); :mod:`.reach` — what each kind of layer sees: its view and wavelengths.
 """
 
-from .beta_base import frequency_divisors, ntk_divisors, position_digits
+from .beta_base import frequency_divisors, ntk_divisors
 from .config import (
     MAX_CONFIG_CHARS,
     MAX_CONFIG_DEPTH,
@@ -128,7 +128,6 @@ __all__ = [
     "ntk_exponent",
     "pair_regimes",
     "parse_config_text",
-    "position_digits",
     "query_temperature",
     "regime_counts",
     "rerope_relative_positions",

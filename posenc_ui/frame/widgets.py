@@ -13,9 +13,9 @@ from typing import Any
 import streamlit as st
 
 from ..i18n import t
+from ..lesson import View
 from ..refusals import code_span
 from ..state import BoolParam, ChoiceParam, FollowingChoiceParam, IntListParam, IntParam, Param, Problem
-from ..views.base import View
 
 MEMORY = "_posenc_memory"  # {page_id: {name: encoded value}}: survives page switches
 

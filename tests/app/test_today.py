@@ -9,10 +9,10 @@ import numpy as np
 import plotly.io as pio
 import pytest
 
+from posenc_ui.lessons.today.media import LAYOUTS, axis_words, cache_words, check_rotated
+from posenc_ui.lessons.today.view import VIEW, check_probe, prope_words, reach_words
 from posenc_ui.presets import PRESET_IDS, load_presets
 from posenc_ui.state import defaults
-from posenc_ui.views.today import VIEW, check_probe, prope_words, reach_words
-from posenc_ui.views.today_media import LAYOUTS, axis_words, cache_words, check_rotated
 
 SCRIPT = "pages/9_Todays_models.py"
 DEFAULTS = defaults(VIEW.params)
@@ -123,8 +123,8 @@ def test_the_page_words_have_the_same_keys_and_placeholders_in_both_languages() 
     import re
     from pathlib import Path
 
-    folder = Path(__file__).resolve().parents[2] / "assets" / "i18n" / "pages"
-    en, zh = (json.loads((folder / f"today.{lang}.json").read_text()) for lang in ("en", "zh"))
+    folder = Path(__file__).resolve().parents[2] / "posenc_ui" / "lessons" / "today"
+    en, zh = (json.loads((folder / f"words.{lang}.json").read_text()) for lang in ("en", "zh"))
     assert set(en) == set(zh)
     field = re.compile(r"(?<!\{)\{(\w+)\}(?!\})")
     for key in en:
