@@ -1,7 +1,7 @@
 r"""Page 9 — position in today's models: per-layer designs, NoPE, p-RoPE, multimodal RoPE, MLA's decoupled key."""
 
 from posenc_ui.frame import start
-from posenc_ui.lessons.today.media import axis_words, cache_words
+from posenc_ui.lessons.today.media import axis_words, cache_words, grid_words
 from posenc_ui.lessons.today.view import VIEW, prope_words, reach_words
 
 with start(VIEW) as page:
@@ -46,6 +46,9 @@ with start(VIEW) as page:
         page.figure("scores")
         page.controls("layout", "span")
         page.check("text")
+        page.text("grid", **page.ask(grid_words, page.lang))
+        page.figure("grid")
+        page.controls("dt", "extent")
 
     @page.section("h_mla")
     def mla() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.io as pio
 import pytest
 
-from posenc_ui.lessons.today.media import LAYOUTS, axis_words, cache_words, check_rotated
+from posenc_ui.lessons.today.media import LAYOUTS, axis_words, cache_words, check_rotated, grid_words
 from posenc_ui.lessons.today.view import VIEW, check_probe, prope_words, reach_words
 from posenc_ui.presets import PRESET_IDS, load_presets
 from posenc_ui.state import defaults
@@ -136,3 +136,17 @@ def test_builders_are_titled_in_both_languages() -> None:
         en, zh = build(DEFAULTS, "en"), build(DEFAULTS, "zh")
         assert en.layout.title.text and zh.layout.title.text, name
         assert np.all([trace.type for trace in en.data] == [trace.type for trace in zh.data]), name
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_the_patch_grid_is_one_at_its_centre_and_even_in_the_offsets(layout: str) -> None:
+    fig = VIEW.figures["grid"](values(layout=layout, extent=8, dt=0), "en")
+    z = np.asarray(fig.data[0].z, dtype=float)
+    assert z.shape == (17, 17) and z[8, 8] == pytest.approx(1.0, abs=1e-6)
+    assert np.allclose(z, z[::-1, ::-1], atol=1e-6)  # cos is even: (Δh, Δw) and (−Δh, −Δw) score alike
+
+
+def test_grid_words_tell_qwen3_vl_nearby_patches_apart_more_than_qwen2_vl() -> None:
+    words = {key: float(value) for key, value in grid_words(values(), "en").items()}
+    assert words["qwen3_h"] < words["qwen2_h"] and words["qwen3_w"] < words["qwen2_w"]
+    assert words["qwen2_h"] < 1.0 and words["qwen2_w"] <= 1.0

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from ...figures.style import (
     BAND_ALPHA,
     BLUE,
+    DIVERGING,
     GREEN,
     GREY,
     ORANGE,
@@ -23,6 +24,7 @@ from ...figures.style import (
     VERMILION,
     axis,
     figure,
+    fit_height,
     legend_below,
     translucent,
 )
@@ -397,6 +399,33 @@ def axis_scores(offsets: np.ndarray, curves: np.ndarray, *, title: str, lang: st
         yaxis={"range": [-0.3, 1.05]},
         legend=legend_below(),
         showlegend=True,
+    )
+
+
+def score_grid(steps: np.ndarray, score: np.ndarray, *, title: str, lang: str) -> go.Figure:
+    r"""The all-ones score over (Δh, Δw) at one Δt: rows Δh, columns Δw, on a diverging scale centred on 0, drawn to
+    scale (one patch is as wide as it is tall)."""
+    trace = {
+        "type": "heatmap",
+        "x": steps,
+        "y": steps,
+        "z": score.astype(np.float32),
+        "zmin": -1.0,
+        "zmax": 1.0,
+        "zmid": 0.0,
+        "colorscale": DIVERGING,
+        "colorbar": {"title": {"text": t("today.axis_score", lang)}, "thickness": 12},
+        "hovertemplate": "Δh = %{y}, Δw = %{x}<br>%{z:.3f}<extra></extra>",
+    }
+    return figure(
+        [trace],
+        title=title,
+        x=t("today.axis_dw", lang),
+        y=t("today.axis_dh", lang),
+        height=420,
+        xaxis={"constrain": "domain"},
+        yaxis={"scaleanchor": "x", "autorange": "reversed", "constrain": "domain"},
+        meta=fit_height(1.0, 1.0),
     )
 
 

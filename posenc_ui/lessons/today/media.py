@@ -47,6 +47,8 @@ PARAMS = (
     IntParam("frames", 3, lo=1, hi=6),
     ChoiceParam("layout", "qwen2_vl_text", options=LAYOUTS, labels="today.layout", widget="segmented"),
     IntParam("span", 2048, lo=64, hi=16384, step=64),
+    IntParam("dt", 0, lo=0, hi=256),
+    IntParam("extent", 32, lo=4, hi=128, step=4),
     IntParam("mla_length", 32, lo=16, hi=64, step=8),
     IntParam("mla_seed", 0, lo=0, hi=99),
 )
@@ -114,6 +116,32 @@ def scores_figure(v: Values, lang: str) -> go.Figure:
     )
     title = t("today.fig_scores", lang, layout=t(f"today.layout.{v['layout']}", lang), base=f"{MROPE_BASE:,.0f}")
     return figs.axis_scores(offsets, curves, title=title, lang=lang)
+
+
+@uses("layout", "dt", "extent")
+def grid_figure(v: Values, lang: str) -> go.Figure:
+    section, interleaved = _layout(v["layout"])
+    steps = np.arange(-v["extent"], v["extent"] + 1)
+    dh, dw = np.meshgrid(steps, steps, indexing="ij")  # rows Δh, columns Δw
+    offsets = np.stack([np.full(dh.size, v["dt"]), dh.ravel(), dw.ravel()])  # (3, N): (Δt, Δh, Δw)
+    inv_freq = rope_inv_freq(MROPE_HEAD, base=MROPE_BASE)
+    score = mrope_offset_scores(offsets, inv_freq, section, interleaved=interleaved).reshape(dh.shape)
+    title = t("today.fig_grid", lang, layout=t(f"today.layout.{v['layout']}", lang), dt=v["dt"])
+    return figs.score_grid(steps, score, title=title, lang=lang)
+
+
+@uses()
+def grid_words(v: Values, lang: str) -> dict[str, str]:
+    r"""The all-ones score four patches away along h and along w, in each layout (Δt = 0)."""
+    inv_freq = rope_inv_freq(MROPE_HEAD, base=MROPE_BASE)
+    near = np.array([[0, 0], [4, 0], [0, 4]])  # (Δt, Δh, Δw) rows: 4 patches down, 4 patches right
+    out = {}
+    for name in LAYOUTS:
+        section, interleaved = _layout(name)
+        h, w = mrope_offset_scores(near, inv_freq, section, interleaved=interleaved)
+        key = name.split("_")[0]
+        out[f"{key}_h"], out[f"{key}_w"] = f"{h:.4f}", f"{w:.4f}"
+    return out
 
 
 @uses()
@@ -239,10 +267,11 @@ FIGURES = {
     "ids": ids_figure,
     "axes": axes_figure,
     "scores": scores_figure,
+    "grid": grid_figure,
     "fold": fold_figure,
     "cache": cache_figure,
 }
-SWEEPS = {"ids": "frames", "scores": "span", "fold": "mla_length"}
+SWEEPS = {"ids": "frames", "scores": "span", "grid": "dt", "fold": "mla_length"}
 STATIC = {
     "axes": "two fixed layouts: it reads no parameter",
     "cache": "one preset's numbers: it reads no parameter",
