@@ -15,11 +15,11 @@ import plotly.graph_objects as go
 from ...figures.style import (
     BAND_ALPHA,
     BLUE,
-    DIVERGING,
     GREEN,
     GREY,
     ORANGE,
     PURPLE,
+    SEQUENTIAL,
     THEORY,
     VERMILION,
     axis,
@@ -403,17 +403,17 @@ def axis_scores(offsets: np.ndarray, curves: np.ndarray, *, title: str, lang: st
 
 
 def score_grid(steps: np.ndarray, score: np.ndarray, *, title: str, lang: str) -> go.Figure:
-    r"""The all-ones score over (Δh, Δw) at one Δt: rows Δh, columns Δw, on a diverging scale centred on 0, drawn to
+    r"""The all-ones score over (Δh, Δw) at one Δt: rows Δh, columns Δw, its colours spread over the range it spans
+    (a layout with slow spatial pairs stays near 1, and a fixed −1 … 1 scale drew it as one flat colour), drawn to
     scale (one patch is as wide as it is tall)."""
     trace = {
         "type": "heatmap",
         "x": steps,
         "y": steps,
         "z": score.astype(np.float32),
-        "zmin": -1.0,
+        "zmin": min(float(score.min()), 1.0 - 1e-6),
         "zmax": 1.0,
-        "zmid": 0.0,
-        "colorscale": DIVERGING,
+        "colorscale": SEQUENTIAL,
         "colorbar": {"title": {"text": t("today.axis_score", lang)}, "thickness": 12},
         "hovertemplate": "Δh = %{y}, Δw = %{x}<br>%{z:.3f}<extra></extra>",
     }
