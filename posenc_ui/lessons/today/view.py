@@ -18,7 +18,6 @@ from posenc_core import (
     distinct_layer_types,
     layer_reach,
     mla_fold_residuals,
-    model_layers,
     mrope_offset_scores,
     nope_position_probe,
     rope_frequencies,
@@ -33,7 +32,7 @@ from ...memo import memo
 from ...presets import PRESET_IDS, load_presets
 from ...state import ChoiceParam, IntParam
 from ..extension import figures_layers as layer_figs
-from ..extension.layers import kind_words, strip_figure
+from ..extension.layers import kind_words, preset_layers, strip_figure
 from . import figures as figs
 from . import media
 
@@ -56,11 +55,6 @@ PARAMS = (
 # --- 1. the layers of a real model ----------------------------------------------------------------------------------
 
 
-@memo
-def _layers(model: str) -> tuple[LayerPosition, ...]:
-    return model_layers(load_presets()[model].config())
-
-
 def _context(model: str) -> int:
     r"""The longest context the model's config declares (``max_position_embeddings``, a VLM's in its
     ``text_config``), else its training length: what a layer without a window can see."""
@@ -75,12 +69,12 @@ def _name(model: str, lang: str) -> str:
 
 @uses("model")
 def layers_figure(v: Values, lang: str) -> go.Figure:
-    return strip_figure(_layers(v["model"]), _name(v["model"], lang), lang)
+    return strip_figure(preset_layers(v["model"]), _name(v["model"], lang), lang)
 
 
 @uses("model")
 def reach_figure(v: Values, lang: str) -> go.Figure:
-    layers = _layers(v["model"])
+    layers = preset_layers(v["model"])
     reach = layer_reach(layers, context_length=_context(v["model"]))
     kinds = distinct_layer_types(layers)
     colours = layer_figs.kind_colours([kind.rotates for kind in kinds])
@@ -100,7 +94,7 @@ def reach_figure(v: Values, lang: str) -> go.Figure:
 @uses("model")
 def reach_words(v: Values, lang: str) -> dict[str, str]:
     r"""One line per kind of layer: what it sees and which of its pairs turn within that view."""
-    layers = _layers(v["model"])
+    layers = preset_layers(v["model"])
     lines = []
     for k, r in enumerate(layer_reach(layers, context_length=_context(v["model"])), start=1):
         if r.rotates:
@@ -127,7 +121,7 @@ def reach_words(v: Values, lang: str) -> dict[str, str]:
 def check_reach(v: Values) -> Check:
     r"""Every kind of layer that rotates turns with exactly the frequencies its config gives that kind of layer."""
     config = load_presets()[v["model"]].config()
-    kinds = [kind for kind in distinct_layer_types(_layers(v["model"])) if kind.rotates]
+    kinds = [kind for kind in distinct_layer_types(preset_layers(v["model"])) if kind.rotates]
     gap = 0.0
     for kind in kinds:
         alone = rope_frequencies_from_config(config, layer_type=kind.rope_entry).inv_freq
@@ -203,7 +197,9 @@ def check_no_mask(v: Values) -> Check:
 
 @memo
 def _proportional_layer() -> LayerPosition:
-    return next(kind for kind in distinct_layer_types(_layers(PROPORTIONAL_MODEL)) if kind.rope_type == "proportional")
+    return next(
+        kind for kind in distinct_layer_types(preset_layers(PROPORTIONAL_MODEL)) if kind.rope_type == "proportional"
+    )
 
 
 @memo
