@@ -314,7 +314,8 @@ VIEW = View(
             r"\text{partial: } \theta_i = b^{-2i/(p\,d)},\ i < p\,d/2",
             r"\phi_{p,i} = \mathrm{pos}_{a(i)}(p)\,\theta_i, \quad a(i) \in \{t, h, w\}",
             r"(R_m q_m)^\top R_n W^{UK} c_n = q_m^\top R_{n-m} W^{UK} c_n",
-            r"s_{mn} = (W^{UK\top} q^C_m)^\top c_n + (R_m q^R_m)^\top R_n k^R_n",
+            r"s_{mn} = (W^{UK\top} q^C_m)^\top c_n + q^{R\top}_m k^R_n, \quad q^R_m = R_m W^{QR} c^Q_m,\ "
+            r"k^R_n = R_n W^{KR} h_n",
         ),
         sources=(
             layer_reach,
