@@ -4,6 +4,7 @@ sliders offer, and the page itself through AppTest in both languages, with bad l
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import plotly.io as pio
@@ -124,7 +125,6 @@ def test_a_bad_link_gives_a_message_not_a_traceback(open_page) -> None:
 
 def test_the_page_words_have_the_same_keys_and_placeholders_in_both_languages() -> None:
     import re
-    from pathlib import Path
 
     folder = Path(__file__).resolve().parents[2] / "posenc_ui" / "lessons" / "today"
     en, zh = (json.loads((folder / f"words.{lang}.json").read_text()) for lang in ("en", "zh"))
@@ -153,3 +153,32 @@ def test_grid_words_tell_qwen3_vl_nearby_patches_apart_more_than_qwen2_vl() -> N
     words = {key: float(value) for key, value in grid_words(values(), "en").items()}
     assert words["qwen3_h"] < words["qwen2_h"] and words["qwen3_w"] < words["qwen2_w"]
     assert words["qwen2_h"] < 1.0 and words["qwen2_w"] <= 1.0
+
+
+def test_the_two_layouts_and_the_head_are_what_transformers_builds_and_the_words_quote_them() -> None:
+    r"""The page's M-RoPE head (128 dimensions, base 10⁶) and its two layouts, against the rotary embeddings that
+    transformers 5.23.0 builds from Qwen2-VL's and Qwen3-VL's default text configs, and the sections the prose and the
+    axis figure's title quote."""
+    from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLTextConfig
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLRotaryEmbedding
+    from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLTextConfig
+    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLTextRotaryEmbedding
+
+    from posenc_ui.lessons.today import media
+
+    qwen2, qwen3 = Qwen2VLTextConfig(), Qwen3VLTextConfig()
+    built = {
+        "qwen2_vl_text": Qwen2VLRotaryEmbedding(qwen2),
+        "qwen3_vl_text": Qwen3VLTextRotaryEmbedding(qwen3),
+    }
+    assert qwen2.rope_parameters["rope_theta"] == media.MROPE_BASE
+    folder = Path(media.__file__).parent
+    words = {lang: json.loads((folder / f"words.{lang}.json").read_text()) for lang in ("en", "zh")}
+    for name, rotary in built.items():
+        section, interleaved = media._layout(name)
+        assert list(section) == rotary.mrope_section, name
+        assert rotary.inv_freq.shape[0] == media.MROPE_HEAD // 2 == 64, name
+        assert interleaved == (name == "qwen3_vl_text")
+        for lang in words:
+            for key in ("today.mrope_axes", "today.fig_axes"):
+                assert str(rotary.mrope_section) in words[lang][key], (name, lang, key)
