@@ -10,7 +10,15 @@ import numpy as np
 import plotly.io as pio
 import pytest
 
-from posenc_ui.lessons.today.media import LAYOUTS, axis_words, cache_words, check_rotated, grid_words
+from posenc_ui.lessons.today.media import (
+    LAYOUTS,
+    axis_words,
+    cache_words,
+    check_decoupled,
+    check_plain,
+    check_rotated,
+    grid_words,
+)
 from posenc_ui.lessons.today.view import VIEW, check_norm, check_probe, prope_words, reach_words
 from posenc_ui.presets import PRESET_IDS, load_presets
 from posenc_ui.state import defaults
@@ -70,9 +78,10 @@ def test_the_probe_and_slope_claims_hold_for_every_seed_the_slider_offers(length
 
 
 @pytest.mark.parametrize("length", range(16, 65, 8))
-def test_rope_blocks_the_fold_for_every_seed_and_length_the_sliders_offer(length: int) -> None:
+def test_the_three_fold_checks_hold_for_every_seed_and_length_the_sliders_offer(length: int) -> None:
     for seed in MLA_SEEDS:
-        assert check_rotated(values(mla_length=length, mla_seed=seed)).passed, seed
+        v = values(mla_length=length, mla_seed=seed)
+        assert check_rotated(v).passed and check_plain(v).passed and check_decoupled(v).passed, seed
 
 
 def test_axis_words_give_qwen2_vl_time_the_fast_end_and_qwen3_vl_time_the_slow_end() -> None:

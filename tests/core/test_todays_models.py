@@ -277,6 +277,24 @@ def test_smollm3_every_fourth_layer_is_nope():
     assert [layer.index for layer in layers if not layer.rotates] == [i for i in range(36) if (i + 1) % 4 == 0]
 
 
+def test_gemma_and_gpt_oss_strips_follow_the_rules_transformers_writes_their_layer_types_with():
+    """transformers 5.23.0: Gemma 3 and Gemma 4 make layer i global when (i + 1) % 6 == 0 (Gemma 4 also forces the last
+    layer global); gpt-oss alternates from a sliding layer. Gemma 3: sliding base 10⁴ with a 1,024 window, global base
+    10⁶ with linear s = 8; Gemma 4's global layers turn 64 of 256 pairs (p-RoPE, p = 0.25) at base 10⁶."""
+    gemma3 = pc.model_layers(_preset("gemma3_27b"))
+    assert [layer.index for layer in gemma3 if layer.window is None] == [i for i in range(62) if (i + 1) % 6 == 0]
+    assert {(layer.base, layer.window, layer.factor) for layer in gemma3} == {(1e4, 1024, 1.0), (1e6, None, 8.0)}
+    gemma4 = pc.model_layers(_preset("gemma4_26b"))
+    wanted = [i for i in range(30) if (i + 1) % 6 == 0 or i == 29]
+    assert [layer.index for layer in gemma4 if layer.window is None] == wanted == [5, 11, 17, 23, 29]
+    for layer in gemma4:
+        if layer.window is None:
+            assert (layer.rope_type, layer.base, layer.head_dim) == ("proportional", 1e6, 512)
+            assert np.count_nonzero(layer.frequencies.inv_freq) == 64 and layer.frequencies.inv_freq.size == 256
+    gpt_oss = pc.model_layers(_preset("gpt_oss_120b"))
+    assert [layer.window for layer in gpt_oss] == [128 if i % 2 == 0 else None for i in range(36)]
+
+
 def test_layer_reach_counts_the_pairs_that_turn_within_the_window_by_a_loop():
     """transformers 5.23.0's sliding-window mask keeps keys n with m − 1024 < n ≤ m: 1,024 keys, distances 0 … 1,023;
     a pair completes a turn when some distance in view reaches its wavelength 2π·b^(2i/d) (b = 10⁴, d = 128)."""
