@@ -10,6 +10,7 @@ import numpy as np
 import plotly.io as pio
 import pytest
 
+from posenc_ui.lesson import PageRefusal
 from posenc_ui.lessons.today.media import (
     LAYOUTS,
     axis_words,
@@ -40,8 +41,41 @@ def test_every_preset_draws_its_strip_and_reach_and_the_check_holds(model: str) 
     layers = load_presets()[model].config()
     expected = layers.get("num_hidden_layers") or layers.get("text_config", {}).get("num_hidden_layers")
     assert sum(len(bar.x) for bar in strip.data) == expected
+    if load_presets()[model].missing:  # e.g. Phi-3's LongRoPE factors: its long-context wavelengths are unknown
+        with pytest.raises(PageRefusal, match="not bundled"):
+            VIEW.figures["reach"](v, "zh")
+        with pytest.raises(PageRefusal):
+            VIEW.checks["reach"](v)
+        assert "rope_scaling" in reach_words(v, "zh")["list"] and "- " not in reach_words(v, "en")["list"]
+        return
     VIEW.figures["reach"](v, "zh")
     assert VIEW.checks["reach"](v).passed
+
+
+def test_the_reach_reads_each_layer_at_the_models_whole_context(monkeypatch) -> None:
+    r"""A dynamic rope_type turns with other frequencies once the sequence passes its original length, and the reach
+    is of the whole context, so it must use those. A made-up preset: Llama 2's head with dynamic NTK s = 4 and a
+    16,384-token context (transformers: base · (s·ℓ/L − (s − 1))^(d/(d−2)) for ℓ > L = max_position_embeddings = 4,096),
+    so at ℓ = 16,384 the slowest pair's wavelength is 2π · (10⁴ · 13^(128/126))^(126/128)."""
+    from types import SimpleNamespace
+
+    from posenc_ui.lessons.today import view
+
+    config = {
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 2,
+        "max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+        "rope_scaling": {"rope_type": "dynamic", "factor": 4.0},
+    }
+    fake = SimpleNamespace(config=lambda: config, missing=())
+    monkeypatch.setattr(view, "load_presets", lambda: {"audit_dynamic_ntk": fake})
+    monkeypatch.setattr(view, "_context", lambda model: 16384)
+    words = reach_words(values(model="audit_dynamic_ntk"), "en")["list"]
+    longest = 2 * np.pi * (10000.0 * 13.0 ** (128 / 126)) ** (126 / 128)
+    assert f"to {longest:,.0f} tokens" in words
+    assert "to 54,410 tokens" not in words  # the short-context wavelength (2π · 10⁴^(126/128))
 
 
 def test_llama_4_reach_names_twelve_nope_layers_that_see_the_whole_context() -> None:
