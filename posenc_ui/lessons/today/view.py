@@ -110,8 +110,8 @@ def reach_figure(v: Values, lang: str) -> go.Figure:
 @uses("model")
 def reach_words(v: Values, lang: str) -> dict[str, str]:
     r"""One line per kind of layer: what it sees and which of its pairs turn within that view."""
-    if _missing(v["model"]):
-        return {"list": t("today.reach_missing", lang, model=_name(v["model"], lang), fields=_missing(v["model"]))}
+    if _missing(v["model"]):  # the figure above says why (its refusal): nothing to list
+        return {"list": ""}
     layers = _layers_at_context(v["model"])
     lines = []
     for k, r in enumerate(layer_reach(layers, context_length=_context(v["model"])), start=1):
