@@ -11,7 +11,9 @@ query and latent now changes with the distance n − m, and no single matrix fol
 folded part without position and adds a small rotated key :math:`k^R_n = R_n W^{KR} h_n` (64 dimensions), one for all
 heads, cached beside the latent:
 
-.. math:: s_{mn} = q_m^{C\top} W^{UK} c_n + (R_m q^R_m)^\top k^R_n .
+.. math:: s_{mn} = q_m^{C\top} W^{UK} c_n + q^{R\top}_m k^R_n, \qquad q^R_m = R_m W^{QR} c^Q_m
+
+(DeepSeek-V2 §2.1.3: both small halves are rotated before they meet).
 
 Paper: DeepSeek-AI 2024, "DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language Model",
 arXiv:2405.04434, §2.1.2 (low-rank key-value compression), §2.1.3 (decoupled RoPE), Table 1 (cache per token).
@@ -101,7 +103,7 @@ def mla_fold_residuals(
     small = rope_inv_freq(rope_dim, base=base)
     q_r, k_r = apply_rope(q_rope, positions, small), apply_rope(k_rope, positions, small)  # (L, d_R) each
     full = np.concatenate([q, q_r], axis=1) @ np.concatenate([keys, k_r], axis=1).T  # up-projected, concatenated
-    # s_mn = (W^{UKᵀ} q^C_m)ᵀ c_n + (R_m q^R_m)ᵀ k^R_n: from the cache alone
+    # s_mn = (W^{UKᵀ} q^C_m)ᵀ c_n + q^{Rᵀ}_m k^R_n (both small halves rotated): from the cache alone
     cached = (q @ w_uk) @ c.T + q_r @ k_r.T
     return MlaFold(
         plain=_best_fold_residual(q, c, plain),

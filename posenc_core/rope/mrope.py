@@ -128,7 +128,7 @@ def mrope_offset_scores(
     offsets: object, inv_freq: object, mrope_section: object, *, interleaved: bool = False
 ) -> np.ndarray:
     r"""(N,) score of a query and key of all ones at the (Δt, Δh, Δw) ``offsets`` (3, N) apart under M-RoPE, divided by
-    the head size: :math:`rac{1}{d/2}\sum_i \cos(\Delta_{a(i)}\,	heta_i)`, pair i reading axis a(i).
+    the head size: :math:`\frac{1}{d/2}\sum_i \cos(\Delta_{a(i)}\,\theta_i)`, pair i reading axis a(i).
 
     The all-ones score is RoFormer's long-range-decay curve (Su et al. 2021, arXiv:2104.09864, §3.4.3), here over three
     axes: 1 at (0, 0, 0), and each axis' pairs fall with that axis' offset alone. Each offset is key − query.
@@ -140,7 +140,7 @@ def mrope_offset_scores(
 
 
 def mrope_axis_wavelengths(inv_freq: object, mrope_section: object, *, interleaved: bool = False) -> np.ndarray:
-    r"""(3, 3): for each axis t, h, w the shortest and longest wavelength :math:`2\pi/	heta_i` among the pairs that
+    r"""(3, 3): for each axis t, h, w the shortest and longest wavelength :math:`2\pi/\theta_i` among the pairs that
     read it, and how many pairs do (0, 0, 0 for an axis with none; a pair with θ = 0 has no wavelength and is left out).
 
     Which wavelengths an axis gets is the layout's whole effect: contiguous sections give t the fastest pairs and w

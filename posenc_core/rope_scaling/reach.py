@@ -1,9 +1,11 @@
 r"""What each kind of layer of a model can see: the distances in its view and the wavelengths it turns with.
 
-A layer's view is its window (a sliding window, a chunk) or, without one, the whole context. Within that view a pair
-whose wavelength :math:`\lambda_i = 2\pi/\theta_i` is shorter than the view turns at least once, so its angle repeats
-and tells distances apart only modulo λ; a pair whose wavelength is longer turns less than once, so its angle grows
-with the distance all across the view, a coarse but unambiguous ruler. A layer without RoPE (NoPE) turns nothing: it
+A layer's view is its window (a sliding window, a chunk) or, without one, the whole context: a query sees at most that
+many keys, itself included, so the longest distance in view is one less (transformers 5.23.0's masks: a window w
+keeps keys with :math:`m - w < n \le m`, a chunk c those in the query's own block of c). A pair whose wavelength
+:math:`\lambda_i = 2\pi/\theta_i` is at most that longest distance turns at least once, so its angle repeats and tells
+distances apart only modulo λ; a pair whose wavelength is longer turns less than once, so its angle grows with the
+distance all across the view, a coarse but unambiguous ruler. A layer without RoPE (NoPE) turns nothing: it
 tells keys apart by content and, under the causal mask, by how many keys it sees (:mod:`posenc_core.nope`).
 
 Paper: Su et al. 2021 (RoFormer), arXiv:2104.09864, §3.2 (θ_i = b^{−2i/d}); the layer designs are the models' configs
@@ -28,17 +30,18 @@ class LayerReach(NamedTuple):
     layer_type: str  # the kind's name (LayerPosition.layer_type: "nope" where it does not rotate)
     count: int  # layers of this kind
     rotates: bool
-    span: int  # keys it can see back: its window, else the context length
+    span: int  # keys a query can see, itself included: its window or chunk, else the context length
     pairs: int  # pairs that turn (θ > 0)
     shortest: float  # shortest wavelength 2π/θ (0 without rotation)
     longest: float  # longest wavelength (0 without rotation)
-    turning: int  # pairs with λ ≤ span: at least one full turn within the view
+    turning: int  # pairs with λ ≤ span − 1, the longest distance in view: at least one full turn within it
 
 
 def layer_reach(layers: object, *, context_length: int) -> tuple[LayerReach, ...]:
     r"""For each kind of layer in ``layers`` (:func:`~posenc_core.model_layers`' records, in order of first
     appearance), its view :math:`\min(w, L)` (w its window, none: L = ``context_length``) and its wavelengths
-    :math:`\lambda_i = 2\pi/\theta_i`: the shortest, the longest, and how many are at most the view.
+    :math:`\lambda_i = 2\pi/\theta_i`: the shortest, the longest, and how many are at most the longest distance in
+    view, :math:`\min(w, L) - 1`.
 
     Paper: Su et al. 2021 (RoFormer), arXiv:2104.09864, §3.2.
     """
@@ -64,7 +67,7 @@ def layer_reach(layers: object, *, context_length: int) -> tuple[LayerReach, ...
                 int(theta.size),
                 float(wavelengths.min()) if theta.size else 0.0,
                 float(wavelengths.max()) if theta.size else 0.0,
-                int(np.count_nonzero(wavelengths <= span)),
+                int(np.count_nonzero(wavelengths <= span - 1)),  # a full turn needs a distance of λ
             )
         )
     return tuple(out)

@@ -4,13 +4,23 @@ sliders offer, and the page itself through AppTest in both languages, with bad l
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import plotly.io as pio
 import pytest
 
-from posenc_ui.lessons.today.media import LAYOUTS, axis_words, cache_words, check_rotated, grid_words
-from posenc_ui.lessons.today.view import VIEW, check_probe, prope_words, reach_words
+from posenc_ui.lesson import PageRefusal
+from posenc_ui.lessons.today.media import (
+    LAYOUTS,
+    axis_words,
+    cache_words,
+    check_decoupled,
+    check_plain,
+    check_rotated,
+    grid_words,
+)
+from posenc_ui.lessons.today.view import VIEW, check_norm, check_probe, prope_words, reach_words
 from posenc_ui.presets import PRESET_IDS, load_presets
 from posenc_ui.state import defaults
 
@@ -31,14 +41,47 @@ def test_every_preset_draws_its_strip_and_reach_and_the_check_holds(model: str) 
     layers = load_presets()[model].config()
     expected = layers.get("num_hidden_layers") or layers.get("text_config", {}).get("num_hidden_layers")
     assert sum(len(bar.x) for bar in strip.data) == expected
+    if load_presets()[model].missing:  # e.g. Phi-3's LongRoPE factors: its long-context wavelengths are unknown
+        with pytest.raises(PageRefusal, match="not bundled"):
+            VIEW.figures["reach"](v, "zh")
+        with pytest.raises(PageRefusal):
+            VIEW.checks["reach"](v)
+        assert reach_words(v, "en") == {"list": ""}  # the figure's refusal says why, once
+        return
     VIEW.figures["reach"](v, "zh")
     assert VIEW.checks["reach"](v).passed
 
 
+def test_the_reach_reads_each_layer_at_the_models_whole_context(monkeypatch) -> None:
+    r"""A dynamic rope_type turns with other frequencies once the sequence passes its original length, and the reach
+    is of the whole context, so it must use those. A made-up preset: Llama 2's head with dynamic NTK s = 4 and a
+    16,384-token context (transformers: base · (s·ℓ/L − (s − 1))^(d/(d−2)) for ℓ > L = max_position_embeddings = 4,096),
+    so at ℓ = 16,384 the slowest pair's wavelength is 2π · (10⁴ · 13^(128/126))^(126/128)."""
+    from types import SimpleNamespace
+
+    from posenc_ui.lessons.today import view
+
+    config = {
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 2,
+        "max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+        "rope_scaling": {"rope_type": "dynamic", "factor": 4.0},
+    }
+    fake = SimpleNamespace(config=lambda: config, missing=())
+    monkeypatch.setattr(view, "load_presets", lambda: {"audit_dynamic_ntk": fake})
+    monkeypatch.setattr(view, "_context", lambda model: 16384)
+    words = reach_words(values(model="audit_dynamic_ntk"), "en")["list"]
+    longest = 2 * np.pi * (10000.0 * 13.0 ** (128 / 126)) ** (126 / 128)
+    assert f"to {longest:,.0f} tokens" in words
+    assert "to 54,410 tokens" not in words  # the short-context wavelength (2π · 10⁴^(126/128))
+
+
 def test_llama_4_reach_names_twelve_nope_layers_that_see_the_whole_context() -> None:
     words = reach_words(values(model="llama4_scout"), "en")["list"]
-    assert "no RoPE, 12 layers): at most 262,144 keys back" in words
-    assert "(chunked_attention, 36 layers): at most 8,192 keys back" in words
+    assert "no RoPE, 12 layers): sees at most 262,144 keys" in words
+    assert "(chunked_attention, 36 layers): sees at most 8,192 keys" in words
 
 
 def test_p_rope_words_quote_188_against_5_1_million_at_gemma_4_p_quarter() -> None:
@@ -58,17 +101,21 @@ def test_partial_ropes_slowest_pair_never_turns_within_the_context_at_every_p(pr
     assert VIEW.checks["prope"](values(proportion=proportion)).passed
 
 
-@pytest.mark.parametrize(("length", "dim"), [(16, 16), (1024, 16), (16, 256)])
-def test_the_probe_claim_holds_for_every_seed_the_slider_offers(length: int, dim: int) -> None:
-    r"""The narrowest head (d = 16) is the worst case (tests/core/test_todays_models.py measures the margins)."""
+@pytest.mark.parametrize(("length", "dim"), [(16, 16), (48, 16), (1024, 16), (16, 256)])
+def test_the_probe_and_slope_claims_hold_for_every_seed_the_slider_offers(length: int, dim: int) -> None:
+    r"""The narrowest head (d = 16) is the worst case: R² is lowest at L = 16 and the slope strays most at L = 48
+    (tests/core/test_todays_models.py gives the margins measured over every L and seed)."""
     for seed in SEEDS:
-        assert check_probe(values(length=length, dim=dim, seed=seed)).passed, seed
+        v = values(length=length, dim=dim, seed=seed)
+        assert check_probe(v).passed, seed
+        assert check_norm(v).passed, seed
 
 
 @pytest.mark.parametrize("length", range(16, 65, 8))
-def test_rope_blocks_the_fold_for_every_seed_and_length_the_sliders_offer(length: int) -> None:
+def test_the_three_fold_checks_hold_for_every_seed_and_length_the_sliders_offer(length: int) -> None:
     for seed in MLA_SEEDS:
-        assert check_rotated(values(mla_length=length, mla_seed=seed)).passed, seed
+        v = values(mla_length=length, mla_seed=seed)
+        assert check_rotated(v).passed and check_plain(v).passed and check_decoupled(v).passed, seed
 
 
 def test_axis_words_give_qwen2_vl_time_the_fast_end_and_qwen3_vl_time_the_slow_end() -> None:
@@ -121,7 +168,6 @@ def test_a_bad_link_gives_a_message_not_a_traceback(open_page) -> None:
 
 def test_the_page_words_have_the_same_keys_and_placeholders_in_both_languages() -> None:
     import re
-    from pathlib import Path
 
     folder = Path(__file__).resolve().parents[2] / "posenc_ui" / "lessons" / "today"
     en, zh = (json.loads((folder / f"words.{lang}.json").read_text()) for lang in ("en", "zh"))
@@ -150,3 +196,32 @@ def test_grid_words_tell_qwen3_vl_nearby_patches_apart_more_than_qwen2_vl() -> N
     words = {key: float(value) for key, value in grid_words(values(), "en").items()}
     assert words["qwen3_h"] < words["qwen2_h"] and words["qwen3_w"] < words["qwen2_w"]
     assert words["qwen2_h"] < 1.0 and words["qwen2_w"] <= 1.0
+
+
+def test_the_two_layouts_and_the_head_are_what_transformers_builds_and_the_words_quote_them() -> None:
+    r"""The page's M-RoPE head (128 dimensions, base 10⁶) and its two layouts, against the rotary embeddings that
+    transformers 5.23.0 builds from Qwen2-VL's and Qwen3-VL's default text configs, and the sections the prose and the
+    axis figure's title quote."""
+    from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLTextConfig
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLRotaryEmbedding
+    from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLTextConfig
+    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLTextRotaryEmbedding
+
+    from posenc_ui.lessons.today import media
+
+    qwen2, qwen3 = Qwen2VLTextConfig(), Qwen3VLTextConfig()
+    built = {
+        "qwen2_vl_text": Qwen2VLRotaryEmbedding(qwen2),
+        "qwen3_vl_text": Qwen3VLTextRotaryEmbedding(qwen3),
+    }
+    assert qwen2.rope_parameters["rope_theta"] == media.MROPE_BASE
+    folder = Path(media.__file__).parent
+    words = {lang: json.loads((folder / f"words.{lang}.json").read_text()) for lang in ("en", "zh")}
+    for name, rotary in built.items():
+        section, interleaved = media._layout(name)
+        assert list(section) == rotary.mrope_section, name
+        assert rotary.inv_freq.shape[0] == media.MROPE_HEAD // 2 == 64, name
+        assert interleaved == (name == "qwen3_vl_text")
+        for lang in words:
+            for key in ("today.mrope_axes", "today.fig_axes"):
+                assert str(rotary.mrope_section) in words[lang][key], (name, lang, key)

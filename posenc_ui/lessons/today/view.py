@@ -18,6 +18,7 @@ from posenc_core import (
     distinct_layer_types,
     layer_reach,
     mla_fold_residuals,
+    model_layers,
     mrope_offset_scores,
     nope_position_probe,
     rope_frequencies,
@@ -27,7 +28,7 @@ from posenc_core import (
 )
 
 from ...i18n import t
-from ...lesson import Check, Explain, PageEntry, Values, View, uses
+from ...lesson import Check, Explain, PageEntry, PageRefusal, Values, View, uses
 from ...memo import memo
 from ...presets import PRESET_IDS, load_presets
 from ...state import ChoiceParam, IntParam
@@ -72,9 +73,24 @@ def layers_figure(v: Values, lang: str) -> go.Figure:
     return strip_figure(preset_layers(v["model"]), _name(v["model"], lang), lang)
 
 
+def _missing(model: str) -> str:
+    r"""The fields preset ``model`` lacks (its ``missing``), joined; empty when it ships every field it uses."""
+    return ", ".join(load_presets()[model].missing)
+
+
+@memo
+def _layers_at_context(model: str) -> tuple[LayerPosition, ...]:
+    r"""The preset's layers as the model turns them once it sees its whole context (``seq_len`` = that length:
+    "dynamic" and "longrope" pick their long-context frequencies there); refused for a preset that lacks a field
+    those frequencies need, rather than drawn with the short-context ones."""
+    if _missing(model):
+        raise PageRefusal("today.reach_missing", model=t(f"today.model.{model}", "en"), fields=_missing(model))
+    return model_layers(load_presets()[model].config(), seq_len=_context(model))
+
+
 @uses("model")
 def reach_figure(v: Values, lang: str) -> go.Figure:
-    layers = preset_layers(v["model"])
+    layers = _layers_at_context(v["model"])
     reach = layer_reach(layers, context_length=_context(v["model"]))
     kinds = distinct_layer_types(layers)
     colours = layer_figs.kind_colours([kind.rotates for kind in kinds])
@@ -94,7 +110,9 @@ def reach_figure(v: Values, lang: str) -> go.Figure:
 @uses("model")
 def reach_words(v: Values, lang: str) -> dict[str, str]:
     r"""One line per kind of layer: what it sees and which of its pairs turn within that view."""
-    layers = preset_layers(v["model"])
+    if _missing(v["model"]):  # the figure above says why (its refusal): nothing to list
+        return {"list": ""}
+    layers = _layers_at_context(v["model"])
     lines = []
     for k, r in enumerate(layer_reach(layers, context_length=_context(v["model"])), start=1):
         if r.rotates:
@@ -121,10 +139,10 @@ def reach_words(v: Values, lang: str) -> dict[str, str]:
 def check_reach(v: Values) -> Check:
     r"""Every kind of layer that rotates turns with exactly the frequencies its config gives that kind of layer."""
     config = load_presets()[v["model"]].config()
-    kinds = [kind for kind in distinct_layer_types(preset_layers(v["model"])) if kind.rotates]
+    kinds = [kind for kind in distinct_layer_types(_layers_at_context(v["model"])) if kind.rotates]
     gap = 0.0
     for kind in kinds:
-        alone = rope_frequencies_from_config(config, layer_type=kind.rope_entry).inv_freq
+        alone = rope_frequencies_from_config(config, seq_len=_context(v["model"]), layer_type=kind.rope_entry).inv_freq
         gap = max(gap, float(np.max(np.abs(alone - kind.frequencies.inv_freq) / np.where(alone > 0, alone, 1.0))))
     return Check("today.check_reach", gap, tolerance=1e-12, fmt={"kinds": len(kinds)})
 
@@ -314,7 +332,8 @@ VIEW = View(
             r"\text{partial: } \theta_i = b^{-2i/(p\,d)},\ i < p\,d/2",
             r"\phi_{p,i} = \mathrm{pos}_{a(i)}(p)\,\theta_i, \quad a(i) \in \{t, h, w\}",
             r"(R_m q_m)^\top R_n W^{UK} c_n = q_m^\top R_{n-m} W^{UK} c_n",
-            r"s_{mn} = (W^{UK\top} q^C_m)^\top c_n + (R_m q^R_m)^\top R_n k^R_n",
+            r"s_{mn} = (W^{UK\top} q^C_m)^\top c_n + q^{R\top}_m k^R_n, \quad q^R_m = R_m W^{QR} c^Q_m,\ "
+            r"k^R_n = R_n W^{KR} h_n",
         ),
         sources=(
             layer_reach,
