@@ -53,6 +53,7 @@ from .equivariance import ENCODINGS, permutation_equivariance_residual, self_att
 from .errors import ERROR_FIELDS, MAX_ELEMENTS, PosEncError
 from .families import FAMILIES, KINDS, Family
 from .forgetting import forget_gate_bias, log_forget_gates
+from .hybrid import HYBRID_INTERVAL, hybrid_rope_layers, hybrid_scores
 from .learned import (
     EmbeddingSum,
     PositionOutOfRangeError,
@@ -180,6 +181,7 @@ __all__ = [
     "ENCODINGS",
     "ERROR_FIELDS",
     "FAMILIES",
+    "HYBRID_INTERVAL",
     "KINDS",
     "LINEAR_ROUTES",
     "MAX_ELEMENTS",
@@ -232,13 +234,15 @@ __all__ = [
     "embedding_sum_as_linear",
     "entropy_by_length",
     "extrapolation_excess",
+    "forget_gate_bias",
     "frequency_divisors",
+    "hybrid_rope_layers",
+    "hybrid_scores",
     "implied_base",
     "integer_positions",
-    "forget_gate_bias",
     "learned_table",
-    "log_forget_gates",
     "linear_shift_residual",
+    "log_forget_gates",
     "log_length_scale",
     "longrope_attention_factor",
     "lookup_positions",
