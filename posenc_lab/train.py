@@ -8,8 +8,9 @@ which imports no torch. Every batch is made on the training device, in bulk, wit
 :data:`ENCODINGS`: none (NoPE), learned absolute (a table as long as the longest evaluation; a sequence of L tokens
 feeds positions 0 … L − 2 to the model, so rows from L − 1 on are never trained — the hard wall of BERT-style tables),
 sinusoidal, RoPE, ALiBi, T5's learned bucket bias, and three 2025 designs: p-RoPE (the slowest pairs stand
-still), a RoPE / NoPE hybrid stack and FoX's forget gates (:mod:`posenc_lab.hooks`). Everything an encoding needs at every step (the sinusoid table,
-RoPE's cos/sin, ALiBi's slopes) is a buffer made once, so a step copies nothing from the host. After training at
+still), a RoPE / NoPE hybrid stack and FoX's forget gates (:mod:`posenc_lab.hooks`). Everything an encoding needs at
+every step (the sinusoid table, RoPE's cos/sin, ALiBi's slopes) is a buffer made once, so a step copies nothing from
+the host. After training at
 ``train_length`` each is scored per position out to ``eval_factor`` × that length (retrieval: per distance), and the
 RoPE model is also run zero-shot at ``extension_factor`` × with PI, NTK-aware and YaRN frequencies taken from
 :func:`posenc_core.rope_frequencies`.
