@@ -265,6 +265,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lag", type=int, help="the lag task's lag (default 2)")
     parser.add_argument("--encodings", help="comma-separated subset of " + ",".join(ENCODINGS))
     parser.add_argument("--p-rope", type=float, help="p-RoPE's fraction of turning pairs (default 0.75)")
+    parser.add_argument(
+        "--add-to", help="a results file of the same task, preset and seeds: write it with these runs added"
+    )
     parser.add_argument("--device", choices=("cuda", "mps", "cpu"), help="default: CUDA, then MPS, then CPU")
     args = parser.parse_args(argv)
     overrides: dict = {"seed": args.seed}
@@ -276,6 +279,10 @@ def main(argv: list[str] | None = None) -> None:
     seeds = range(args.seed, args.seed + args.seeds)
     results = run_lab(config, seeds=seeds, device=args.device, progress=_Bar())
     results["command"] = "python -m posenc_lab " + " ".join(sys.argv[1:] if argv is None else argv)
+    if args.add_to:  # another run's encodings beside these (posenc_lab.runs.add_runs)
+        from .runs import add_runs, read_results
+
+        results = add_runs(read_results(args.add_to), results)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(results, f)
     sys.stderr.write(f"\nwrote {args.out} in {results['seconds']:.1f} s on {results['device']}\n")

@@ -236,3 +236,30 @@ def test_the_band_table_is_markdown_with_the_seeds_spread_in_brackets(open_page)
     want = f"| ALiBi | {sum(seeds) / len(seeds):.2f} \\[{min(seeds):.2f}, {max(seeds):.2f}\\] |"
     assert want in table
     assert len(table.splitlines()) == 2 + len(results["runs"])  # header, alignment, one row per encoding
+
+
+def test_runs_of_other_encodings_are_added_only_to_the_same_task_configuration_and_seeds():
+    r"""``add_runs`` (the CLI's ``--add-to``): the two files' runs side by side in the lab's order, both commands kept;
+    a run of another lag, other seeds or an encoding trained twice is refused."""
+    from posenc_core import PosEncError
+    from posenc_lab.runs import add_runs
+
+    base = json.loads(COMMITTED[("lag", 2)].read_text())
+    six = {
+        "runs": {e: base["runs"][e] for e in ("rope", "alibi")},
+        "config": base["config"] | {"encodings": ["rope", "alibi"]},
+    }
+    three = {
+        "runs": {e: base["runs"][e] for e in ("none", "fox")},
+        "config": base["config"] | {"encodings": ["fox", "none"]},
+    }
+    first, second = base | six | {"command": "A", "seconds": 1.0}, base | three | {"command": "B", "seconds": 2.0}
+    merged = add_runs(first, second)
+    assert list(merged["runs"]) == merged["config"]["encodings"] == ["none", "rope", "alibi", "fox"]
+    assert merged["command"] == "A && B" and merged["seconds"] == 3.0
+    with pytest.raises(PosEncError, match="configuration"):
+        add_runs(first, second | {"config": second["config"] | {"lag": 8}})
+    with pytest.raises(PosEncError, match="seeds"):
+        add_runs(first, second | {"seeds": [0]})
+    with pytest.raises(PosEncError, match="both"):
+        add_runs(first, first)

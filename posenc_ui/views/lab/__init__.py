@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from posenc_core import FAMILIES
-from posenc_core.families import RELATIVE_KINDS
+from posenc_core import FAMILIES, forget_gate_bias, hybrid_rope_layers
+from posenc_core.families import RELATIVE_KINDS, p_rope_inv_freq
 from posenc_lab import runs
 from posenc_lab.queue import LabQueue, cache_dir, config_key
 from posenc_lab.runs import (
@@ -39,6 +39,7 @@ from ...figures import lab as figs
 from ...memo import RESULTS, memo
 from ...state import ChoiceParam, IntParam
 from ..base import Check, Explain, PageEntry, Values, View, reads
+from . import designs
 
 #: Which encodings a live run trains: the six of the default run (the families not marked ``lab_opt_in``, about half a
 #: minute on 2 cores), the 2025 designs beside NoPE and RoPE, all of them, or a smaller set that still tells the story
@@ -311,16 +312,26 @@ VIEW = View(
     static={
         name: "committed training results, not a core computation" for name in ("by_position", "extension", "training")
     },
-    checks={"extrapolation": check_extrapolation, "inside": check_inside},
+    checks={
+        "extrapolation": check_extrapolation,
+        "inside": check_inside,
+        "hybrid": designs.check_hybrid,
+        "p_rope": designs.check_p_rope,
+        "fox": designs.check_fox,
+    },
     explain=Explain(
         latex=(
             r"x_t = \pi(x_{t-\ell}) \ \text{(prob. } 1-\varepsilon \text{), else uniform}",
             r"H^\ast = -p\ln p - (V-1)\tfrac{\varepsilon}{V}\ln\tfrac{\varepsilon}{V}",
             r"p = 1-\varepsilon+\tfrac{\varepsilon}{V}",
+            r"\text{p-RoPE: } \theta_i = b^{-2i/d} \ (i < \lfloor p\,d/2 \rfloor), \ \text{else } 0",
+            r"\text{FoX: } D_{ij} = \textstyle\sum_{l=j+1}^{i} \log \sigma(w^\top x_l + b), \quad j \le i",
         ),
-        sources=(optimal_loss, band_table),
+        sources=(optimal_loss, band_table, p_rope_inv_freq, hybrid_rope_layers, forget_gate_bias),
         paper="Press, Smith & Lewis 2022 (ALiBi, arXiv:2108.12409) §4, Fig. 1; Peng et al. 2023 (YaRN, "
-        "arXiv:2309.00071); Mohtashami & Jaggi 2023 (passkey retrieval, arXiv:2305.16300)",
+        "arXiv:2309.00071); Mohtashami & Jaggi 2023 (passkey retrieval, arXiv:2305.16300); Barbero et al. 2024 "
+        "(p-RoPE, arXiv:2410.06205); Yang et al. 2025 (RoPE/NoPE hybrid, arXiv:2501.18795); Lin et al. 2025 (FoX, "
+        "arXiv:2503.02130)",
     ),
 )
 
