@@ -4,7 +4,7 @@ Run with ``streamlit run app.py``; the teaching pages live in ``pages/`` (see ``
 """
 
 from posenc_ui.frame import reading_path, start
-from posenc_ui.views.home import VIEW
+from posenc_ui.lessons.home.view import VIEW
 
 with start(VIEW) as page:
     page.text("intro")

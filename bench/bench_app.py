@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from posenc_ui import catalog  # noqa: E402
+from posenc_ui.lessons import VIEWS  # noqa: E402
 from posenc_ui.state import IntParam  # noqa: E402
-from posenc_ui.views import VIEWS  # noqa: E402
 
 #: The slider each page's benchmark drags: the one that changes the most work (else the page's first slider).
 DRAGGED = {

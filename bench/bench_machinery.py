@@ -37,9 +37,9 @@ import plotly.graph_objects as go  # noqa: E402
 from posenc_ui.figures.built import BuiltFigure, unwire  # noqa: E402
 from posenc_ui.frame.chart import payload  # noqa: E402
 from posenc_ui.frame.page import PLOTLY_CONFIG  # noqa: E402
+from posenc_ui.lessons import VIEWS  # noqa: E402
 from posenc_ui.memo import memo, pool  # noqa: E402
 from posenc_ui.state import defaults  # noqa: E402
-from posenc_ui.views import VIEWS  # noqa: E402
 
 
 def median_ms(fn: Callable[[], object], repeat: int) -> float:

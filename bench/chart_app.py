@@ -13,8 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import streamlit as st
 
 from posenc_ui.frame.chart import plotly_chart
+from posenc_ui.lessons.rope.view import VIEW
 from posenc_ui.state import defaults
-from posenc_ui.views.rope import VIEW
 
 
 @st.cache_resource

@@ -1,8 +1,8 @@
 r"""Page 11 — the extrapolation lab: train tiny Transformers per position encoding on three tasks, test past L_train."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.lab import VIEW, has_rope, own_settings, shown_results
-from posenc_ui.views.lab import runner as lab_runner
+from posenc_ui.lessons.lab import runner as lab_runner
+from posenc_ui.lessons.lab.view import VIEW, has_rope, own_settings, shown_results
 
 with start(VIEW) as page:
     lab_runner.apply_pending(page)

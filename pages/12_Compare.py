@@ -1,7 +1,7 @@
 r"""Page 12 — compare: every encoding on the same properties, the checkable ones measured live on this page."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.compare import VIEW, comparison_table
+from posenc_ui.lessons.compare.view import VIEW, comparison_table
 
 with start(VIEW) as page:
     page.text("intro")

@@ -1,7 +1,7 @@
 r"""Page 1 — why position? Attention alone cannot tell "公司收购了竞争对手" from "竞争对手收购了公司"."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.why import VIEW
+from posenc_ui.lessons.why.view import VIEW
 
 with start(VIEW) as page:
     page.text("intro")

@@ -1,7 +1,7 @@
 r"""Page 2 — first attempts: the integer index, [0, 1] normalisation, binary bits; each fails, measurably."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.first import VIEW
+from posenc_ui.lessons.first.view import VIEW
 
 with start(VIEW) as page:
     page.text("intro")

@@ -1,7 +1,7 @@
 r"""Page 3 — sinusoidal position encoding: the table, its waves, dot products, the shift matrix M_k."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.sinusoidal import VIEW
+from posenc_ui.lessons.sinusoidal.view import VIEW
 
 with start(VIEW) as page:
     page.text("intro")

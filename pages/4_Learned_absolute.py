@@ -2,7 +2,7 @@ r"""Page 4 — learned absolute positions: a BERT-style table, its hard wall, a 
 to words is fine."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.learned import VIEW, probe, trained_facts
+from posenc_ui.lessons.learned.view import VIEW, probe, trained_facts
 
 with start(VIEW) as page:
     page.text("intro")

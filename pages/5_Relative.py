@@ -1,7 +1,7 @@
 r"""Page 5 — relative positions: Shaw's clipped offsets, the bias R_{j−i}, T5's buckets, and why relative at all."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.relative import VIEW
+from posenc_ui.lessons.relative.view import VIEW
 
 with start(VIEW) as page:
     page.text("intro")

@@ -1,7 +1,7 @@
 r"""Page 6 — RoPE: clock hands, scores that see only n − m, two pairings, long-range decay, periods."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.rope import VIEW
+from posenc_ui.lessons.rope.view import VIEW
 
 with start(VIEW) as page:
     page.text("intro")

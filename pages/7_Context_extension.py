@@ -1,8 +1,8 @@
 r"""Page 7 — context extension: PI, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE on real models, and a paste box."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.extension import VIEW, readouts
-from posenc_ui.views.extension_models import preset_words
+from posenc_ui.lessons.extension.models import preset_words
+from posenc_ui.lessons.extension.view import VIEW, readouts
 
 with start(VIEW) as page:
     page.text("intro")

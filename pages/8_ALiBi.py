@@ -1,7 +1,7 @@
 r"""Page 8 — ALiBi: a linear distance penalty per head, its slopes, its reach, and the two ways to write it."""
 
 from posenc_ui.frame import start
-from posenc_ui.views.alibi import VIEW
+from posenc_ui.lessons.alibi.view import VIEW
 
 with start(VIEW) as page:
     page.text("intro")

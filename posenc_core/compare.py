@@ -30,14 +30,13 @@ fast route against the dense N × N computation. Full rank of the logits is ther
 numerical rank depends on its tolerance: :func:`numerical_rank` counts singular values above ``rtol`` times the
 largest.
 
-**Extrapolates.** :func:`extrapolation_excess` reads a per-position loss curve against the best achievable loss
-(the extrapolation lab's committed results) and returns the mean excess inside and beyond the training length.
+Whether an encoding extrapolates is not read here: page 12 takes it from the extrapolation lab's committed runs and
+their verdict rule (:mod:`posenc_lab.runs`).
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import NamedTuple
 
 import numpy as np
 
@@ -50,9 +49,7 @@ from .rope import elu_feature_map
 __all__ = [
     "COMPARED",
     "LINEAR_ROUTES",
-    "ExtrapolationExcess",
     "bias_route_residual",
-    "extrapolation_excess",
     "numerical_rank",
     "position_cross_scores",
     "position_score_matrix",
@@ -165,30 +162,6 @@ def position_cross_scores(table: object, w_q: object, w_k: object) -> np.ndarray
     if not np.all(np.isfinite(scores)):
         raise PosEncError("table and weights are too large: the scores overflow float64")
     return scores
-
-
-class ExtrapolationExcess(NamedTuple):
-    """Mean loss above the optimum (nats) before and from ``split`` on."""
-
-    inside: float
-    beyond: float
-
-
-def extrapolation_excess(loss: object, optimal: object, *, split: int) -> ExtrapolationExcess:
-    r"""Mean of :math:`\ell_t - \ell^*_t` over t < ``split`` and over t ≥ ``split`` (equal-length curves).
-
-    ``split`` is the first entry past the training length. Near 0 beyond the split means the model carried what
-    it learned to lengths it never saw; the extrapolation lab's task makes :math:`\ell^*` known exactly.
-    """
-    loss = as_array("loss", loss, ndim=1).astype(np.float64, copy=False)
-    optimal = as_array("optimal", optimal, ndim=1).astype(np.float64, copy=False)
-    if loss.shape != optimal.shape:
-        raise PosEncError(f"loss and optimal must have the same length, got {loss.shape[0]} and {optimal.shape[0]}")
-    split = as_int("split", split, lo=1, hi=loss.shape[0] - 1) if loss.shape[0] > 1 else None
-    if split is None:
-        raise PosEncError("loss needs at least 2 positions to compare inside and beyond a split")
-    excess = loss - optimal
-    return ExtrapolationExcess(float(np.mean(excess[:split])), float(np.mean(excess[split:])))
 
 
 def numerical_rank(matrix: object, *, rtol: float = 1e-10) -> int:

@@ -166,7 +166,7 @@ class Task:
     @property
     def words(self) -> tuple[str, ...]:
         r"""The lab page's keys for this task: its name, what it asks, why the encodings behave as they do on it, and
-        the title of its figure (``assets/i18n/pages/lab.{en,zh}.json``)."""
+        the title of its figure (``posenc_ui/lessons/lab/words.{en,zh}.json``)."""
         return tuple(f"lab.{part}.{self.name}" for part in ("task", "about", "why", "fig_by_position"))
 
 

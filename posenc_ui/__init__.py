@@ -1,11 +1,13 @@
 r"""posenc_ui — what every page of the app shares.
 
 A page is four steps, always in this order: its widgets (seeded from the URL, :mod:`.state`), one cached call into
-:mod:`posenc_core` per figure (:mod:`.views`), a pure figure builder (:mod:`.figures`: arrays in, ``go.Figure`` out),
-and the explain panel (formula beside the core function's source, the paper, the live check). :mod:`.frame` wires
-them to Streamlit; :mod:`.i18n` holds every visible word in Chinese and English; :mod:`.export` turns figures into
-offline HTML, PNG and SVG, and writes a whole static site with ``python -m posenc_ui.export``; :func:`figure`
-(:mod:`.notebook`) draws any page's figure in a Jupyter or Quarto notebook.
+:mod:`posenc_core` per figure (a lesson's ``view.py``), a pure figure builder (its ``figures.py``: arrays in,
+``go.Figure`` out), and the explain panel (formula beside the core function's source, the paper, the live check).
+:mod:`.lessons` holds one folder per page (view, figures, words); the kit the lessons use is :mod:`.lesson` (View,
+PageEntry, Check), :mod:`.figures` (style, heatmaps, slider frames) and :mod:`.frame`, which wires them to Streamlit;
+:mod:`.i18n` holds every visible word in Chinese and English; :mod:`.export` turns figures into offline HTML, PNG and
+SVG, and writes a whole static site with ``python -m posenc_ui.export``; :func:`figure` (:mod:`.notebook`) draws any
+page's figure in a Jupyter or Quarto notebook.
 
 Nothing here does encoding maths: every number on screen comes from a :mod:`posenc_core` call.
 """

@@ -33,9 +33,9 @@ import plotly.graph_objects as go
 from posenc_core import PosEncError
 
 from .figures.style import EXPORT_BORDER
+from .lesson import View
 from .plotlyjs import FULL_NAME, LEAN_BUNDLE, bundle_name, bundle_text
 from .sweep import swept_figure
-from .views.base import View
 
 FORMATS: tuple[str, ...] = ("html", "png", "svg")
 MIME = {"html": "text/html", "png": "image/png", "svg": "image/svg+xml"}

@@ -1,9 +1,9 @@
-r"""Every visible string, in Chinese and English, from the JSON catalogues in ``assets/i18n/``.
+r"""Every visible string, in Chinese and English, from JSON catalogues: the shared words and each lesson's.
 
 One scheme for every page: ``assets/i18n/shared.<lang>.json`` holds the words every page shares (navigation, the
-frame, export, share and explain panels, axis and encoding names); ``assets/i18n/pages/<page_id>.<lang>.json`` holds
-one page's words, keyed ``<page_id>.…`` plus its ``page.<page_id>.title`` and ``.promise`` (the home page's are
-``home.…``).
+frame, export, share and explain panels, axis and encoding names); ``posenc_ui/lessons/<page_id>/words.<lang>.json``
+holds one page's words, beside its view and figures, keyed ``<page_id>.…`` plus its ``page.<page_id>.title`` and
+``.promise`` (the home page's are ``home.…``).
 
 ``t(key, lang, **fmt)`` is a pure lookup (plus ``str.format``), so figure builders and the export command use it
 without a Streamlit session. Keys are dotted (``"sinusoidal.intro"``); both catalogues hold the same keys with the same
@@ -23,7 +23,8 @@ LANGS: tuple[str, ...] = ("zh", "en")
 #: The language when neither the URL nor the browser names one we have.
 DEFAULT_LANG = "en"
 CATALOGUE_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
-PAGE_WORDS = CATALOGUE_DIR / "pages"
+#: One folder per lesson, each holding its words ``words.<lang>.json`` (:func:`page_words`).
+LESSONS_DIR = Path(__file__).resolve().parent / "lessons"
 
 #: Punctuation that never starts a line of Chinese text (a closing mark).
 CLOSING_PUNCTUATION = "，。、；：！？）」』》"
@@ -58,6 +59,16 @@ def shared_words(lang: str) -> Path:
     return CATALOGUE_DIR / f"shared.{lang}.json"
 
 
+def page_words(page_id: str, lang: str) -> Path:
+    r"""The file of one page's words, in ``lang``: ``posenc_ui/lessons/<page_id>/words.<lang>.json``."""
+    return LESSONS_DIR / page_id / f"words.{lang}.json"
+
+
+def every_page_words(lang: str) -> list[Path]:
+    r"""Every lesson's words file in ``lang``, in the order of the lessons' ids."""
+    return sorted(LESSONS_DIR.glob(f"*/words.{lang}.json"))
+
+
 @functools.cache
 def catalogue(lang: str) -> Mapping[str, str]:
     r"""The string table of ``lang`` (one of :data:`LANGS`), read once per process: the shared words and every page's.
@@ -67,12 +78,12 @@ def catalogue(lang: str) -> Mapping[str, str]:
     if lang not in LANGS:
         raise KeyError(f"unknown language {lang!r}; have {LANGS}")
     table: dict[str, str] = {}
-    for path in [shared_words(lang), *sorted(PAGE_WORDS.glob(f"*.{lang}.json"))]:
+    for path in [shared_words(lang), *every_page_words(lang)]:
         with path.open(encoding="utf-8") as fh:
             part = json.load(fh)
         clash = sorted(set(part) & set(table))
         if clash:
-            raise KeyError(f"{path.name} redefines {clash[:5]}")
+            raise KeyError(f"{path.parent.name}/{path.name} redefines {clash[:5]}")
         table.update({key: glue_punctuation(text) for key, text in part.items()})
     return table
 

@@ -95,7 +95,7 @@ _LOCK = threading.Lock()
 def memo(fn: Callable[P, R] | None = None, *, budget: cachetools.Cache = SCRATCH) -> Any:
     r"""Cache ``fn`` in the pool ``budget`` (two threads asking at once may both compute; both get a result).
 
-    ``@memo`` keeps intermediates in :data:`SCRATCH`; :func:`posenc_ui.views.base.uses` keeps page results in
+    ``@memo`` keeps intermediates in :data:`SCRATCH`; :func:`posenc_ui.lesson.uses` keeps page results in
     :data:`RESULTS`. Every function of a pool shares its byte bound, so each key starts with the function itself.
     """
 

@@ -1,6 +1,6 @@
 r"""Any figure of any page in a notebook: :func:`figure`, also ``posenc_ui.figure`` (docs/notebooks.md).
 
-Course materials are often Jupyter or Quarto notebooks. A page's view (:mod:`posenc_ui.views`) already declares all a
+Course materials are often Jupyter or Quarto notebooks. A page's view (:mod:`posenc_ui.lessons`) already declares all a
 figure needs: its recipe (``figures[name](values, lang)``), its controls (``params``) and its main slider (``sweeps``).
 :func:`figure` reads a call's keyword arguments as the app reads a shared link (:meth:`posenc_ui.state.Param.parse`),
 draws the recipe, and says what went wrong in the app's own words (:mod:`posenc_ui.refusals`). No Streamlit here, and
@@ -23,10 +23,10 @@ from posenc_core import PosEncError
 
 from .catalog import BY_ID
 from .i18n import DEFAULT_LANG, LANGS, t
+from .lesson import PageRefusal, View
 from .refusals import code_span, refusal_text
 from .state import ChoiceParam, Param
 from .sweep import swept_figure
-from .views.base import PageRefusal, View
 
 __all__ = ["ValueChanged", "figure"]
 
@@ -41,7 +41,7 @@ def figure(
     r"""The figure ``name`` of the page ``page``, drawn with ``controls`` (every other control at its default), in
     ``lang`` — the figure the app draws at those values.
 
-    ``page`` is a page's id (``"rope"``: ``[p.id for p in posenc_ui.views.PAGES]``), ``name`` one of its figures
+    ``page`` is a page's id (``"rope"``: ``[p.id for p in posenc_ui.lessons.PAGES]``), ``name`` one of its figures
     (``View.figures``) and each control a keyword named as in the page's link (``dim=64``). A value is read as the
     link's text would be (:mod:`posenc_ui.state`): one outside what the control allows is moved to the nearest allowed
     value, with a :class:`ValueChanged` warning that names both; one the control cannot read at all is refused.

@@ -16,7 +16,7 @@ import re
 from posenc_core import PosEncError
 
 from .i18n import has, t
-from .views.base import PageRefusal
+from .lesson import PageRefusal
 
 #: Fields whose value names a kind of thing the reader's language has a word for (``<prefix>.<value>``): the JSON
 #: type a pasted text turned out to be ("list" reads "an array […]" / "一个数组 […]"), not text the reader typed.

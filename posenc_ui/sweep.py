@@ -26,8 +26,8 @@ from .figures import heatmap
 from .figures.built import typed_array, unwire
 from .figures.frames import with_slider
 from .i18n import t
+from .lesson import View
 from .state import ChoiceParam, IntParam, Param
-from .views.base import View
 
 #: Frames a slider holds at most: enough to drag through, few enough to keep a file small.
 MAX_FRAMES = 24

@@ -28,7 +28,7 @@ REGISTRIES = ("posenc_core/families.py", "posenc_lab/hooks.py", "posenc_ui/figur
 def _words(lang: str) -> dict[str, str]:
     r"""Every key of the shared and page catalogues of ``lang``, read from the JSON files themselves."""
     words = json.loads((ROOT / "assets" / "i18n" / f"shared.{lang}.json").read_text(encoding="utf-8"))
-    for path in sorted((ROOT / "assets" / "i18n" / "pages").glob(f"*.{lang}.json")):
+    for path in sorted((ROOT / "posenc_ui" / "lessons").glob(f"*/words.{lang}.json")):
         words |= json.loads(path.read_text(encoding="utf-8"))
     return words
 
@@ -114,7 +114,8 @@ def test_the_committed_lab_runs_hold_every_lab_family_and_only_registry_names(pa
 
 
 def test_the_pages_subsets_of_families_are_registry_names() -> None:
-    from posenc_ui.views import compare, lab
+    from posenc_ui.lessons.compare import view as compare
+    from posenc_ui.lessons.lab import view as lab
 
     for subset in lab.ENCODING_SETS.values():
         assert subset and set(subset) <= set(LAB)

@@ -25,7 +25,7 @@ REGISTRY = "posenc_lab/tasks.py"
 
 def _words(lang: str) -> dict[str, str]:
     words = json.loads((ROOT / "assets" / "i18n" / f"shared.{lang}.json").read_text(encoding="utf-8"))
-    for path in sorted((ROOT / "assets" / "i18n" / "pages").glob(f"*.{lang}.json")):
+    for path in sorted((ROOT / "posenc_ui" / "lessons").glob(f"*/words.{lang}.json")):
         words |= json.loads(path.read_text(encoding="utf-8"))
     return words
 

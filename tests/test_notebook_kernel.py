@@ -1,7 +1,7 @@
 r"""The example notebook an instructor starts from, ``docs/notebook_example.ipynb``, run by a real Jupyter kernel.
 
 It is executed as Jupyter would run it (nbclient, the ``python3`` kernel, the notebook's own folder as the working
-directory) and must draw a plotly figure of every page in the registry (:data:`posenc_ui.views.PAGES`, not a list
+directory) and must draw a plotly figure of every page in the registry (:data:`posenc_ui.lessons.PAGES`, not a list
 written here), keep the sliders it asks for, warn on a clamped value and show the refusals it shows in the words of
 the app. One check cell is added here, not in the committed notebook: which ``posenc_ui`` the kernel imported, and
 that drawing every page loaded neither Streamlit nor torch.
@@ -18,7 +18,7 @@ import nbclient
 import nbformat
 import pytest
 
-from posenc_ui.views import PAGES
+from posenc_ui.lessons import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "docs" / "notebook_example.ipynb"

@@ -33,6 +33,7 @@ rotating pairs first comes back to where it started (:func:`rope_near_repeats`; 
 """
 
 from .axial import apply_rope_2d, patch_grid, rope_2d_relative_residual, rope_2d_scores
+from .base_bound import rope_base_lower_bound, rope_similarity_reach
 from .checks import (
     pairing_residual,
     rope_decay_random_expected,
@@ -80,6 +81,7 @@ __all__ = [
     "rope_2d_relative_residual",
     "rope_2d_scores",
     "rope_angles",
+    "rope_base_lower_bound",
     "rope_decay_all_ones",
     "rope_decay_bound",
     "rope_decay_random",
@@ -95,6 +97,7 @@ __all__ = [
     "rope_rotation_matrix",
     "rope_scores",
     "rope_scores_mixed_pairing",
+    "rope_similarity_reach",
     "rope_wavelengths",
     "rotation_checks",
     "row_vector_gaps",

@@ -46,7 +46,7 @@ A small package, as transformers' ``modeling_rope_utils`` is one module:
   which window, which query temperature).
 """
 
-from .beta_base import frequency_divisors, ntk_divisors, position_digits
+from .beta_base import frequency_divisors, ntk_divisors
 from .config import (
     MAX_CONFIG_CHARS,
     MAX_CONFIG_DEPTH,
@@ -57,7 +57,16 @@ from .config import (
     parse_config_text,
     rope_frequencies_from_config,
 )
-from .entropy import EntropyCurves, attention_entropy, entropy_by_length, log_length_scale
+from .entropy import (
+    EntropyCurves,
+    LengthTemperatures,
+    attention_entropy,
+    entropy_by_length,
+    length_temperatures,
+    log_length_scale,
+    mean_entropy,
+    ssmax_scale,
+)
 from .formulas import (
     MAX_FACTOR,
     dynamic_ntk_alpha,
@@ -102,6 +111,7 @@ __all__ = [
     "ConfigScaling",
     "EntropyCurves",
     "LayerPosition",
+    "LengthTemperatures",
     "QueryTemperature",
     "RopeFrequencies",
     "RopeType",
@@ -117,15 +127,16 @@ __all__ = [
     "frequency_divisors",
     "implied_base",
     "implied_factor",
+    "length_temperatures",
     "log_length_scale",
     "longrope_attention_factor",
+    "mean_entropy",
     "model_layers",
     "ntk_base",
     "ntk_divisors",
     "ntk_exponent",
     "pair_regimes",
     "parse_config_text",
-    "position_digits",
     "query_temperature",
     "regime_counts",
     "rerope_relative_positions",
@@ -133,6 +144,7 @@ __all__ = [
     "rope_frequencies",
     "rope_frequencies_from_config",
     "rotations_in_context",
+    "ssmax_scale",
     "temperature_curves",
     "unseen_angles",
     "unseen_pair_count",

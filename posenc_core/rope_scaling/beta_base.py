@@ -1,7 +1,7 @@
 r"""RoPE as a positional number system, and what each extension does to its "digits" (Su 2023).
 
 Su Jianlin, 「Transformer升级之路：10、RoPE是一种β进制编码」 (科学空间 kexue.fm, 2023): position n written in base β
-has digits :math:`\lfloor n/\beta^i \rfloor \bmod \beta` (:func:`position_digits`). RoPE with base b turns pair i at
+has digits :math:`\lfloor n/\beta^i \rfloor \bmod \beta`. RoPE with base b turns pair i at
 :math:`\theta_i = b^{-2i/d} = \beta^{-i}` with :math:`\beta = b^{2/d}`: the angle :math:`n\beta^{-i}` is digit i made
 continuous (mod 2π instead of mod β). To count s times further without adding digits:
 
@@ -17,35 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import PosEncError, as_array, as_float, as_int, check_elements
+from ..errors import as_float, as_int
 from ..rope import MAX_ROTARY_DIM
 from .formulas import MAX_FACTOR
 from .pairs import check_scaled_inv_freq
 
-__all__ = ["frequency_divisors", "ntk_divisors", "position_digits"]
-
-_MAX_DIGITS = 64  # 2^64 > any position a float64 holds exactly
-
-
-def position_digits(positions: object, *, base: int, digits: int) -> np.ndarray:
-    r"""The base-β digits of each position, least significant first: :math:`\lfloor n/\beta^i\rfloor \bmod \beta`,
-    shape (..., digits), int64.
-
-    The number system RoPE makes continuous (Su 2023, 「RoPE是一种β进制编码」). Positions must be integers ≥ 0;
-    digits beyond the highest non-zero one are 0.
-    """
-    n = as_array("positions", positions, integer=True, allow_empty=True)
-    if n.size and n.min() < 0:
-        raise PosEncError("positions must be ≥ 0 (a digit expansion of a non-negative integer)")
-    base = as_int("base", base, lo=2, hi=2**31)
-    digits = as_int("digits", digits, lo=1, hi=_MAX_DIGITS)
-    check_elements("position_digits", (*n.shape, digits))
-    out = np.empty((*n.shape, digits), dtype=np.int64)
-    rest = n.copy()
-    for i in range(digits):  # (…,) one digit at a time: exact in integers, no float powers
-        out[..., i] = rest % base
-        rest //= base
-    return out
+__all__ = ["frequency_divisors", "ntk_divisors"]
 
 
 def ntk_divisors(dim: int, *, factor: float) -> np.ndarray:

@@ -1,7 +1,8 @@
-r"""Pure figure builders: NumPy arrays (and the language) in, a ``go.Figure`` out — no Streamlit, no core calls.
+r"""The figure kit every lesson's builders use (a page's own builders live in its folder,
+``posenc_ui/lessons/<id>/figures.py``): no Streamlit, no core calls.
 
-One module per page topic; :mod:`.style` holds the shared colours, axis titles and template, :mod:`.heatmap` the
-screen-resolution sampling every heatmap goes through.
+:mod:`.style` holds the shared colours, axis titles and template, :mod:`.heatmap` the screen-resolution sampling every
+heatmap goes through, :mod:`.frames` a slider as plotly.js frames and :mod:`.built` a figure kept as the JSON it sends.
 """
 
 import plotly.io as pio

@@ -12,7 +12,7 @@ It is still a real ``go.Figure``: the first time anything else is asked of it (`
 ``update_layout``…), it builds the full, validated plotly object from the same JSON. Tests do that, and
 ``tests/app/test_figures.py`` checks that the validated figure of every page writes back exactly the dict that the
 page sends, so an invalid property cannot reach a browser unnoticed. Figures are never changed after they are
-built (see :func:`posenc_ui.views.base.uses`); ``to_dict()`` hands out a fresh copy, so no caller can change one.
+built (see :func:`posenc_ui.lesson.uses`); ``to_dict()`` hands out a fresh copy, so no caller can change one.
 """
 
 from __future__ import annotations

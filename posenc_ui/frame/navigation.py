@@ -16,8 +16,8 @@ import streamlit as st
 from .. import catalog
 from ..catalog import PageEntry
 from ..i18n import t
+from ..lesson import View
 from ..state import defaults
-from ..views.base import View
 from .panels import folded
 from .widgets import MEMORY, remembered, widget_key
 

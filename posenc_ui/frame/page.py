@@ -16,10 +16,10 @@ from .. import catalog
 from ..catalog import PageEntry
 from ..figures.built import resized
 from ..i18n import t
+from ..lesson import Check, View
 from ..refusals import refusal_text
 from ..state import ChoiceParam, FollowingChoiceParam, Param, encode_all
 from ..turns import TURNS
-from ..views.base import Check, View
 from .chart import plotly_chart
 from .navigation import next_link, share_box
 from .panels import explain_panel, export_panel, plain_title, render_checks
@@ -102,7 +102,7 @@ class Page:
 
     def ask(self, recipe: Callable[..., R], *rest: Any) -> R:
         r"""``recipe(values, *rest)``, counting as read here only the parameters it declares (``recipe.uses``,
-        :func:`~posenc_ui.views.base.reads`); a recipe that declares none reads them all, as :attr:`values` does."""
+        :func:`~posenc_ui.lesson.reads`); a recipe that declares none reads them all, as :attr:`values` does."""
         self._reads(getattr(recipe, "uses", [p.name for p in self.view.params]))
         return recipe(self._current(), *rest)
 

@@ -14,7 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from .. import export
 from ..i18n import t
-from ..views.base import Check, View
+from ..lesson import Check, View
 
 
 def folded(label: str, key: str, icon: str) -> DeltaGenerator | None:

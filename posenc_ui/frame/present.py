@@ -4,7 +4,7 @@ Design. Both modes show one of the view's figures with exactly the controls its 
 the order of the view's parameters, so a bound that follows another widget is drawn after it). Everything a page
 script lays out around its figures — text, headings, checks, the explain panel, anything a page draws itself (the
 lab's tables) — is the lesson *around* the figures, not the figure. So the frame draws the chosen figure itself, from
-the :class:`~posenc_ui.views.base.View`, and then stops the run before the page's block begins
+the :class:`~posenc_ui.lesson.View`, and then stops the run before the page's block begins
 (:func:`~.turn.start` calls :func:`draw_single` and ``st.stop()`` before it yields). No page carries code for either
 mode, a page cannot forget to support them, and every figure of a view is reachable whether or not the page draws it
 unconditionally.
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from ..i18n import t
+from ..lesson import View
 from ..refusals import code_span
-from ..views.base import View
 
 if TYPE_CHECKING:
     from .page import Page

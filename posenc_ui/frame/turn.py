@@ -15,10 +15,10 @@ import streamlit as st
 
 from .. import catalog
 from ..i18n import LANGS, t
+from ..lesson import View
 from ..paths import ROOT
 from ..state import Problem
 from ..turns import TURNS
-from ..views.base import View
 from .chart import preload_plotly
 from .language import language_switch, resolve_lang
 from .navigation import navigation, next_link, reset_button

@@ -13,9 +13,9 @@ from typing import Any
 import streamlit as st
 
 from ..i18n import t
+from ..lesson import View
 from ..refusals import code_span
 from ..state import BoolParam, ChoiceParam, FollowingChoiceParam, IntListParam, IntParam, Param, Problem
-from ..views.base import View
 
 MEMORY = "_posenc_memory"  # {page_id: {name: encoded value}}: survives page switches
 
@@ -84,12 +84,13 @@ def draw_text_box(label: str, key: str, *, height: int) -> str:
 
 
 def option_label(param: ChoiceParam, page_id: str, lang: str) -> Callable[[Any], str]:
-    r"""How a choice's options read: numbers with thousands separators, words from ``<labels or page.name>.<v>``.
+    r"""How a choice's options read: whole numbers with thousands separators, fractions as written (0.125), words from
+    ``<labels or page.name>.<v>``.
 
     A plain dict's lookup, not a closure: Streamlit keeps each widget's ``format_func`` for the whole session.
     """
     if isinstance(param.options[0], int | float):
-        return lambda v: f"{v:,.0f}"
+        return lambda v: f"{v:,.0f}" if float(v).is_integer() else f"{v:g}"
     prefix = param.labels or f"{page_id}.{param.name}"
     return {v: t(f"{prefix}.{v}", lang) for v in param.options}.__getitem__
 

@@ -6,8 +6,7 @@ import numpy as np
 import plotly.io as pio
 import pytest
 
-from posenc_ui.state import defaults
-from posenc_ui.views.alibi import (
+from posenc_ui.lessons.alibi.view import (
     VIEW,
     bias_figure,
     check_forms,
@@ -18,6 +17,7 @@ from posenc_ui.views.alibi import (
     slopes_figure,
     weights_figure,
 )
+from posenc_ui.state import defaults
 
 DEFAULTS = defaults(VIEW.params)
 

@@ -14,8 +14,8 @@ import streamlit as st
 from posenc_ui.figures.built import figure_json
 from posenc_ui.frame.chart import LEAN_BUNDLE, LEAN_TRACES, NAME, plotly_module
 from posenc_ui.i18n import t
+from posenc_ui.lessons import VIEWS
 from posenc_ui.state import defaults
-from posenc_ui.views import VIEWS
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Where plotly.js writes its version, first thing in each of its bundles ("plotly.js v4.1.1", "plotly.js

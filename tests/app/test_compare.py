@@ -14,8 +14,7 @@ from posenc_core import COMPARED, FAMILIES
 from posenc_lab.runs import band_table, committed_runs
 from posenc_lab.tasks import ENCODINGS
 from posenc_ui.i18n import t
-from posenc_ui.state import defaults
-from posenc_ui.views.compare import (
+from posenc_ui.lessons.compare.view import (
     EXCESS_TOLERANCE,
     LAB_RUNS,
     LEARNED_TOLERANCE,
@@ -32,6 +31,7 @@ from posenc_ui.views.compare import (
     task_dependence_claim,
     task_tolerance,
 )
+from posenc_ui.state import defaults
 
 SCRIPT = "pages/12_Compare.py"
 #: The committed runs whose verdicts this file states (in the order the page lists them: the registry's, then by lag).

@@ -9,7 +9,7 @@ import pytest
 
 from posenc_ui import export, plotlyjs
 from posenc_ui.figures.style import figure
-from posenc_ui.views import PAGES, VIEWS
+from posenc_ui.lessons import PAGES, VIEWS
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from drawn import sent_charts
 
-from posenc_ui.figures import extension as figs
 from posenc_ui.i18n import t
+from posenc_ui.lessons.extension import figures as figs
+from posenc_ui.lessons.extension.models import preset_table
+from posenc_ui.lessons.extension.view import VIEW, readouts
 from posenc_ui.state import defaults
-from posenc_ui.views.extension import VIEW, readouts
-from posenc_ui.views.extension_models import preset_table
 
 SCRIPT = "pages/7_Context_extension.py"
 
@@ -139,7 +139,7 @@ def test_entropy_rises_plain_and_su_factor_holds_it_at_the_training_length() -> 
 def test_su_keeps_at_most_half_the_rise_for_every_seed_at_small_factors(factor: int, seed: int) -> None:
     r"""The entropy check's claim, for other draws: the mean over 256 queries is far enough from its 0.5 threshold (the
     expected share is below 0.1, its standard error about 0.1 at s = 2, the tightest case) that no seed tips it."""
-    from posenc_ui.views.extension_reasons import entropy_changes
+    from posenc_ui.lessons.extension.reasons import entropy_changes
 
     rise = entropy_changes(factor, seed=seed)
     assert rise["plain"] > 0 and abs(rise["log_n"]) / rise["plain"] <= 0.5, (factor, seed, rise)
@@ -148,7 +148,7 @@ def test_su_keeps_at_most_half_the_rise_for_every_seed_at_small_factors(factor: 
 @pytest.mark.parametrize("factor", [8, 64])
 @pytest.mark.parametrize("seed", [0, 1, 7, 2**32 - 1])
 def test_su_keeps_at_most_half_the_rise_for_every_seed_at_large_factors(factor: int, seed: int) -> None:
-    from posenc_ui.views.extension_reasons import entropy_changes
+    from posenc_ui.lessons.extension.reasons import entropy_changes
 
     rise = entropy_changes(factor, seed=seed)
     assert rise["plain"] > 1.0 and abs(rise["log_n"]) / rise["plain"] <= 0.5, (factor, seed, rise)
@@ -159,7 +159,7 @@ def test_plain_entropy_rises_more_slowly_than_ln_n_without_levelling_off() -> No
     import itertools
     import math
 
-    from posenc_ui.views.extension_reasons import entropy_changes
+    from posenc_ui.lessons.extension.reasons import entropy_changes
 
     rises = [entropy_changes(s)["plain"] for s in (2, 4, 8, 16, 32, 64)]
     assert all(0.5 * math.log(s) < r < math.log(s) for s, r in zip((2, 4, 8, 16, 32, 64), rises, strict=True))
@@ -168,7 +168,7 @@ def test_plain_entropy_rises_more_slowly_than_ln_n_without_levelling_off() -> No
 
 def test_entropy_text_names_the_query_counts_the_view_uses() -> None:
     from posenc_ui.i18n import t
-    from posenc_ui.views.extension_reasons import CHECK_QUERIES, FIGURE_QUERIES
+    from posenc_ui.lessons.extension.reasons import CHECK_QUERIES, FIGURE_QUERIES
 
     for lang in ("en", "zh"):
         text = t("extension.entropy", lang)
@@ -201,7 +201,7 @@ def test_regimes_text_names_each_count_in_the_order_the_check_gives_them() -> No
 def test_yarn_factor_oversharpens_the_toy_head_at_every_factor_on_the_slider() -> None:
     r"""``extension.entropy``: with YaRN's factor the check's mean entropy at s·L falls below its value at L for every
     s = 2 … 64, and by more at s = 64 than at s = 2."""
-    from posenc_ui.views.extension_reasons import entropy_changes
+    from posenc_ui.lessons.extension.reasons import entropy_changes
 
     factor = VIEW.param("factor")
     changes = [entropy_changes(s)["yarn"] for s in range(factor.lo, factor.hi + 1)]

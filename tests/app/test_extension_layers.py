@@ -16,13 +16,13 @@ import pytest
 from drawn import sent_charts
 
 from posenc_core import PosEncError
-from posenc_ui.figures import extension_layers as figs
 from posenc_ui.frame import widget_key
 from posenc_ui.i18n import t
+from posenc_ui.lessons.extension import figures_layers as figs
+from posenc_ui.lessons.extension.layers import PARAMS, preset_layers, rotating_kinds
+from posenc_ui.lessons.extension.view import VIEW
 from posenc_ui.presets import PRESET_IDS, load_presets
 from posenc_ui.state import FollowingChoiceParam, defaults
-from posenc_ui.views.extension import VIEW
-from posenc_ui.views.extension_layers import PARAMS, preset_layers, rotating_kinds
 
 SCRIPT = "pages/7_Context_extension.py"
 CONFIGS = Path(__file__).with_name("configs")
@@ -205,7 +205,7 @@ def test_a_pasted_gemma3_or_llama4_config_draws_its_layers(open_page, lang: str,
 
 
 def test_llama4_pasted_has_a_nope_layer_every_fourth_with_its_temperature() -> None:
-    from posenc_ui.views.extension_layers import pasted_layers
+    from posenc_ui.lessons.extension.layers import pasted_layers
 
     layers = pasted_layers(json.dumps(LLAMA4))
     assert [layer.rotates for layer in layers] == [bool(flag) for flag in LLAMA4["no_rope_layers"]]
@@ -226,15 +226,15 @@ def test_a_pasted_config_the_core_cannot_read_keeps_the_last_strip(open_page) ->
     at.text_area(key=widget_key("extension", "config")).set_value(json.dumps(broken)).run()
     assert not at.exception and at.error and len(sent_charts(at)) == charts
     with pytest.raises(PosEncError):
-        from posenc_ui.views.extension_layers import pasted_layers
+        from posenc_ui.lessons.extension.layers import pasted_layers
 
         pasted_layers(json.dumps(broken))
 
 
 @pytest.mark.parametrize("config", [GEMMA3, LLAMA4], ids=["gemma3", "llama4"])
 def test_a_share_link_of_a_pasted_config_keeps_every_layer(config: dict) -> None:
+    from posenc_ui.lessons.extension.layers import pasted_layers
     from posenc_ui.presets import ConfigTextParam
-    from posenc_ui.views.extension_layers import pasted_layers
 
     param = ConfigTextParam("config", "{}")
     link = param.encode(json.dumps(config))

@@ -13,11 +13,15 @@ import pytest
 from drawn import sent_charts
 from streamlit.testing.v1 import AppTest
 
-from posenc_ui.figures import attention, heatmap, learned, positions, sinusoidal, style
+from posenc_ui.figures import heatmap, style
 from posenc_ui.figures.built import BuiltFigure, figure_json, typed_array, unwire
 from posenc_ui.figures.style import ENCODING_COLOURS, TEMPLATE
+from posenc_ui.lessons import VIEWS
+from posenc_ui.lessons.first import figures as positions
+from posenc_ui.lessons.learned import figures as learned
+from posenc_ui.lessons.sinusoidal import figures as sinusoidal
+from posenc_ui.lessons.why import figures as attention
 from posenc_ui.state import defaults
-from posenc_ui.views import VIEWS
 
 PAYLOAD_LIMIT = 1_000_000  # bytes of figure JSON per figure (issue goal)
 RNG = np.random.default_rng(0)

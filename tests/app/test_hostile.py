@@ -1,6 +1,6 @@
 r"""Hostile input: junk in every query parameter of every built page, and junk pasted into the config box.
 
-Pages and parameters come from :data:`posenc_ui.views.VIEWS` (never a fixed list), so a new page is swept as soon as
+Pages and parameters come from :data:`posenc_ui.lessons.VIEWS` (never a fixed list), so a new page is swept as soon as
 it lands. Each hostile value is put into *every* parameter of a page at once (one run per page and value keeps the
 file fast); the notices expected are worked out parameter by parameter with the view's own ``Param.parse``, in
 declaration order, exactly as a fresh session seeds its widgets. Widgets at their extremes are covered by
@@ -17,7 +17,7 @@ from drawn import sent_charts
 from posenc_core import PosEncError, parse_config_text
 from posenc_ui import catalog
 from posenc_ui.frame import notice
-from posenc_ui.views import VIEWS
+from posenc_ui.lessons import VIEWS
 
 HOSTILE = {
     "empty": "",

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from posenc_ui import catalog
-from posenc_ui.i18n import LANGS, PAGE_WORDS, catalogue, lang_from_locale, shared_words, t
+from posenc_ui.i18n import LANGS, catalogue, every_page_words, lang_from_locale, shared_words, t
+from posenc_ui.lessons import VIEWS
 from posenc_ui.state import ChoiceParam
-from posenc_ui.views import VIEWS
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [*ROOT.glob("posenc_ui/**/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py"]
@@ -32,7 +32,7 @@ def test_both_languages_have_exactly_the_same_keys() -> None:
 
 def test_every_words_file_has_the_same_keys_in_both_languages() -> None:
     r"""Parity per file, not only overall: a key in the wrong language's page file would pass the test above."""
-    files = [shared_words("en"), *sorted(PAGE_WORDS.glob("*.en.json"))]
+    files = [shared_words("en"), *every_page_words("en")]
     assert len(files) > 1
     for en in files:
         zh = en.with_name(en.name.replace(".en.json", ".zh.json"))
@@ -63,8 +63,8 @@ def page_keys() -> set[str]:
         keys.update(view_check_keys(view))
     call = re.compile(r"""page\.(?:text|heading)\(\s*["']([a-z_]+)["']""")
     for script in [*ROOT.glob("pages/*.py"), ROOT / "app.py"]:
-        page_id = next((v.page_id for v in VIEWS if f"views.{v.page_id}" in script.read_text()), "home")
-        page_id = "home" if "views.home" in script.read_text() else page_id
+        page_id = next((v.page_id for v in VIEWS if f"lessons.{v.page_id}.view" in script.read_text()), "home")
+        page_id = "home" if "lessons.home.view" in script.read_text() else page_id
         keys.update(f"{page_id}.{name}" for name in call.findall(script.read_text(encoding="utf-8")))
     return keys
 

@@ -15,8 +15,8 @@ from posenc_lab.tasks import (
     for_task,
     optimal_loss,
 )
-from posenc_ui.views import lab
-from posenc_ui.views.lab import ENCODING_SETS, live_config
+from posenc_ui.lessons.lab import view as lab
+from posenc_ui.lessons.lab.view import ENCODING_SETS, live_config
 
 SCRIPT = "pages/11_Extrapolation_lab.py"
 #: The committed runs by (task, lag): the lag of the runs of the other tasks is the preset's (2), as stored in each.
@@ -206,7 +206,7 @@ def test_the_estimate_is_the_measured_run_again_and_grows_with_training_alone(tm
     pytest.importorskip("torch")
     from posenc_lab.queue import LabQueue
     from posenc_lab.train import run_lab
-    from posenc_ui.views.lab.runner import expected_seconds, record
+    from posenc_ui.lessons.lab.runner import expected_seconds, record
 
     config = dataclasses.replace(PRESETS["tiny"], encodings=("learned", "alibi"), steps=20)
     results = run_lab(config, device="cpu")

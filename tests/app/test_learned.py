@@ -12,11 +12,11 @@ import pytest
 from drawn import sent_charts, shown_checks
 
 from posenc_core import PosEncError, neighbour_cosine, random_cosine_band, row_distances, sinusoidal
-from posenc_ui.figures import learned as figs
 from posenc_ui.figures.built import unwire
 from posenc_ui.i18n import t
+from posenc_ui.lessons.learned import figures as figs
+from posenc_ui.lessons.learned.view import TRAINED_FILES, TWIN_FILE, VIEW, read_trained, trained_facts
 from posenc_ui.state import defaults
-from posenc_ui.views.learned import TRAINED_FILES, TWIN_FILE, VIEW, read_trained, trained_facts
 
 SCRIPT = "pages/4_Learned_absolute.py"
 DEFAULTS = defaults(VIEW.params)

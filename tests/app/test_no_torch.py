@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from posenc_lab.tasks import ENCODINGS
-from posenc_ui.views.lab.runner import EVALUATION
+from posenc_ui.lessons.lab.runner import EVALUATION
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,17 +27,17 @@ def test_no_page_but_the_lab_imports_torch_and_the_lab_warms_it_up() -> None:
                 at.switch_page(page.script)
                 at.run()
                 assert not at.exception, page.script
-        import posenc_ui.export, posenc_ui.views
+        import posenc_ui.export, posenc_ui.lessons
         print("torch" in sys.modules)
         at.switch_page(catalog.BY_ID["lab"].script)
         at.run()
         assert not at.exception
-        from posenc_ui.views.lab import runner as lab_runner
+        from posenc_ui.lessons.lab import runner as lab_runner
         assert lab_runner._WARM_DONE.wait(120)  # started in the background when the lab opened
         print("torch" in sys.modules, lab_runner._WARM.get("device"))
         import gc, torch  # torch's import, frozen: no full collection walks its objects (get_objects lists the rest)
         print(any(o is torch.nn.Module.__init__ for o in gc.get_objects()))
-        from posenc_ui.views import lab  # the warm-up also timed the default run here, for the first estimate
+        from posenc_ui.lessons.lab import view as lab  # the warm-up also timed the default run, for the first estimate
         print(*sorted(lab.queue().timing(lab_runner._WARM["device"], "lag")))
         """
     )

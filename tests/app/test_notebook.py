@@ -1,7 +1,7 @@
 r"""``posenc_ui.figure``: every figure of every page from one call, its controls read as a link's values, its slider as
 plotly frames, and the app's refusals in the chosen language (docs/notebooks.md).
 
-The pages and figures come from the views' registry (:data:`posenc_ui.views.PAGES`), never from a list written here.
+The pages and figures come from the views' registry (:data:`posenc_ui.lessons.PAGES`), never from a list written here.
 A real kernel running the committed example notebook is ``tests/test_notebook_kernel.py``.
 """
 
@@ -21,10 +21,10 @@ import posenc_ui
 from posenc_core import PosEncError
 from posenc_ui.export import download_builder, html_bytes
 from posenc_ui.i18n import LANGS, t
+from posenc_ui.lessons import PAGES
 from posenc_ui.notebook import ValueChanged
 from posenc_ui.state import IntParam, defaults
 from posenc_ui.sweep import sweep_values
-from posenc_ui.views import PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = [(page.id, name) for page in PAGES for name in page.view.figures]
@@ -211,8 +211,8 @@ def test_no_control_is_named_as_a_keyword_of_the_call() -> None:
 def test_importing_the_package_loads_no_page_and_drawing_every_page_loads_no_streamlit_and_no_torch() -> None:
     script = (
         "import sys, posenc_ui\n"
-        "assert 'posenc_ui.views' not in sys.modules\n"
-        "from posenc_ui.views import PAGES\n"
+        "assert 'posenc_ui.lessons' not in sys.modules\n"
+        "from posenc_ui.lessons import PAGES\n"
         "for page in PAGES:\n"
         "    posenc_ui.figure(page.id, page.preview)\n"
         "print(sorted(m for m in ('streamlit', 'torch') if m in sys.modules))\n"

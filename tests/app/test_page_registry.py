@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from posenc_ui import catalog
-from posenc_ui.i18n import LANGS, PAGE_WORDS, shared_words
+from posenc_ui.i18n import LANGS, LESSONS_DIR, page_words, shared_words
 from posenc_ui.state import ChoiceParam, defaults
 
 ROOT = catalog.ROOT
@@ -62,8 +62,8 @@ def test_url_paths_and_so_share_links_are_unchanged() -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.id)
 def test_the_entry_lives_in_the_view_module_its_script_opens(page) -> None:
-    assert importlib.import_module(f"posenc_ui.views.{page.id}").PAGE is page
-    assert f"from posenc_ui.views.{page.id} import" in (ROOT / page.script).read_text(encoding="utf-8")
+    assert importlib.import_module(f"posenc_ui.lessons.{page.id}.view").PAGE is page
+    assert f"from posenc_ui.lessons.{page.id}.view import" in (ROOT / page.script).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.id)
@@ -96,11 +96,13 @@ def test_every_key_a_page_needs_is_in_its_words_or_the_shared_ones(page, lang: s
     assert not missing
 
 
-def test_every_words_file_belongs_to_a_page_and_has_its_twin() -> None:
-    ids = {path.name.split(".")[0] for path in PAGE_WORDS.glob("*.json")}
-    assert ids == {page.id for page in PAGES} | {"home"}
-    for page_id in ids:
-        zh, en = (words(PAGE_WORDS / f"{page_id}.{lang}.json") for lang in ("zh", "en"))
+def test_every_lesson_folder_is_a_page_with_its_view_and_its_words_in_both_languages() -> None:
+    folders = {path.parent.name for path in LESSONS_DIR.glob("*/__init__.py")}
+    assert folders == {page.id for page in PAGES} | {"home"}
+    assert {path.name for path in LESSONS_DIR.glob("*/*.json")} == {f"words.{lang}.json" for lang in LANGS}
+    for page_id in folders:
+        assert (LESSONS_DIR / page_id / "view.py").is_file(), page_id
+        zh, en = (words(page_words(page_id, lang)) for lang in ("zh", "en"))
         assert set(zh) == set(en), page_id
 
 

@@ -13,7 +13,7 @@ from posenc_ui import catalog
 from posenc_ui.frame import LANG_WIDGET, Page
 from posenc_ui.frame.process import YOUNG_THRESHOLD
 from posenc_ui.i18n import t
-from posenc_ui.views import VIEWS
+from posenc_ui.lessons import VIEWS
 
 LANGS = ["zh", "en"]
 PAGES = list(catalog.PAGES)

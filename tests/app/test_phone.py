@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from posenc_ui import catalog
 from posenc_ui.figures.style import TITLE_UNITS, _parts, _wrap, wrap_title
 from posenc_ui.i18n import CLOSING_MARKS, CLOSING_PUNCTUATION, LANGS, WORD_JOINER, catalogue, glue_punctuation, t
+from posenc_ui.lessons import PAGES, VIEWS
 from posenc_ui.state import defaults
-from posenc_ui.views import PAGES, VIEWS
 
 #: English words that mean something a Chinese label should say in Chinese. Names (RoPE, YaRN, Llama), code
 #: identifiers (max_distance, mscale), units (nats) and the few terms Chinese ML writing keeps (logits, softmax)

@@ -14,8 +14,8 @@ from posenc_ui import catalog
 from posenc_ui.frame import widget_key
 from posenc_ui.frame.present import figure_controls
 from posenc_ui.i18n import t
+from posenc_ui.lessons import VIEWS
 from posenc_ui.state import BoolParam, ChoiceParam, IntParam, defaults
-from posenc_ui.views import VIEWS
 
 LANGS = ["zh", "en"]
 PAGES = list(catalog.PAGES)

@@ -10,8 +10,8 @@ import pytest
 import posenc_core as core
 from posenc_core import ERROR_FIELDS, PosEncError
 from posenc_ui.i18n import LANGS, has, t
+from posenc_ui.lesson import PageRefusal
 from posenc_ui.refusals import refusal_text
-from posenc_ui.views.base import PageRefusal
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

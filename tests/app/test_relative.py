@@ -6,9 +6,9 @@ import numpy as np
 import plotly.io as pio
 from drawn import shown_checks
 
-from posenc_ui.figures import relative as figs
+from posenc_ui.lessons.relative import figures as figs
+from posenc_ui.lessons.relative.view import VIEW, bias_matrix_figure, check_cross, shaw_index_figure, t5_matrix_figure
 from posenc_ui.state import defaults
-from posenc_ui.views.relative import VIEW, bias_matrix_figure, check_cross, shaw_index_figure, t5_matrix_figure
 
 DEFAULTS = defaults(VIEW.params)
 

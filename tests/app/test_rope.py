@@ -9,10 +9,10 @@ import plotly.io as pio
 import pytest
 from drawn import sent_charts, shown_checks
 
-from posenc_ui.figures import rope as figs
+from posenc_ui.lessons.rope import figures as figs
+from posenc_ui.lessons.rope import view as rope
+from posenc_ui.lessons.rope.view import VIEW
 from posenc_ui.state import defaults
-from posenc_ui.views import rope
-from posenc_ui.views.rope import VIEW
 
 SCRIPT = "pages/6_RoPE.py"
 DEFAULTS = defaults(VIEW.params)

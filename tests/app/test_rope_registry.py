@@ -15,10 +15,10 @@ import pytest
 import posenc_core as pc
 from posenc_core.rope_scaling import SCALED_TYPES
 from posenc_lab.tasks import EXTENSIONS
-from posenc_ui.figures.lab import EXTENSION_COLOURS
 from posenc_ui.i18n import has
+from posenc_ui.lessons.extension.view import METHODS, _method_config
+from posenc_ui.lessons.lab.figures import EXTENSION_COLOURS
 from posenc_ui.presets import load_presets, scaling_of, without_scaling
-from posenc_ui.views.extension import METHODS, _method_config
 
 SCALED = [name for name in pc.ROPE_REGISTRY if name != "default"]
 

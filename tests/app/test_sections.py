@@ -21,9 +21,9 @@ from posenc_ui import catalog
 from posenc_ui.frame import page as page_module
 from posenc_ui.frame.page import SECTIONS, Page
 from posenc_ui.i18n import t
+from posenc_ui.lesson import Check, reads
+from posenc_ui.lessons import VIEWS
 from posenc_ui.state import defaults
-from posenc_ui.views import VIEWS
-from posenc_ui.views.base import Check, reads
 
 #: The sliders a student moves most, and the section each must live in (so that moving it reruns only that).
 LOCAL = {

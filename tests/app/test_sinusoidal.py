@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from posenc_ui.i18n import t
-from posenc_ui.views.sinusoidal import BASES, check_errata_shift, check_stripes
+from posenc_ui.lessons.sinusoidal.view import BASES, check_errata_shift, check_stripes
 
 
 @pytest.mark.parametrize("base", BASES)

@@ -13,8 +13,8 @@ import pytest
 from posenc_core import PosEncError
 from posenc_ui import export, sweep
 from posenc_ui.figures.built import typed_array, unwire
+from posenc_ui.lessons import VIEWS
 from posenc_ui.state import defaults
-from posenc_ui.views import VIEWS
 
 VIEWS_BY_ID = {view.page_id: view for view in VIEWS}
 SWEPT = [(view.page_id, name) for view in VIEWS for name in view.sweeps]

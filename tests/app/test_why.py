@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from posenc_core import ENCODINGS, FAMILIES
-from posenc_ui.views.why import SENTENCES, VIEW, check_selected
+from posenc_ui.lessons.why.view import SENTENCES, VIEW, check_selected
 
 DIMS = range(VIEW.param("dim").lo, VIEW.param("dim").hi + 1, VIEW.param("dim").step)
 SEEDS = range(VIEW.param("seed").lo, VIEW.param("seed").hi + 1)

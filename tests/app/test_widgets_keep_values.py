@@ -13,8 +13,8 @@ import pytest
 
 from posenc_ui import catalog
 from posenc_ui.frame import widget_key
+from posenc_ui.lessons import VIEWS
 from posenc_ui.state import IntParam
-from posenc_ui.views import VIEWS
 
 
 def _values(at, view) -> dict[str, Any]:

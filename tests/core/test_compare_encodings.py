@@ -1,4 +1,4 @@
-r"""posenc_core.compare: relative encodings give Toeplitz matrices, added ones do not; the lab excess is a mean."""
+r"""posenc_core.compare: relative encodings give Toeplitz matrices, added ones do not."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from posenc_core import FAMILIES, PosEncError
 from posenc_core.compare import (
     COMPARED,
-    extrapolation_excess,
     position_score_matrix,
     toeplitz_residual,
 )
@@ -69,12 +68,6 @@ def test_residual_is_scale_free() -> None:
     assert toeplitz_residual(np.full((4, 4), 7.0)) == 0.0
 
 
-def test_extrapolation_excess_is_the_mean_gap_on_each_side() -> None:
-    loss = np.array([1.0, 1.0, 2.0, 4.0])
-    optimal = np.array([0.5, 0.5, 0.5, 0.5])
-    assert extrapolation_excess(loss, optimal, split=2) == (0.5, 2.5)
-
-
 @pytest.mark.parametrize(
     "call",
     [
@@ -83,9 +76,6 @@ def test_extrapolation_excess_is_the_mean_gap_on_each_side() -> None:
         lambda: position_score_matrix("rope", 8, dim=7),
         lambda: toeplitz_residual([1.0, 2.0]),
         lambda: toeplitz_residual([[np.nan]]),
-        lambda: extrapolation_excess([1.0, 2.0], [1.0], split=1),
-        lambda: extrapolation_excess([1.0, 2.0], [1.0, 2.0], split=2),
-        lambda: extrapolation_excess([1.0], [1.0], split=1),
     ],
 )
 def test_bad_arguments_raise_posenc_error(call) -> None:

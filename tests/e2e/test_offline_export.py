@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import Page, Route
 
 from posenc_ui import export
+from posenc_ui.lessons import VIEWS
 from posenc_ui.state import defaults
-from posenc_ui.views import VIEWS
 
 pytestmark = pytest.mark.e2e
 

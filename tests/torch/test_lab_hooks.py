@@ -176,7 +176,7 @@ def test_the_stack_gives_fox_its_own_gate_gradients(task: str) -> None:
 
 def test_the_default_live_run_trains_the_six_it_trained_before() -> None:
     r"""The 2025 designs are opt-in in a live run: its default set of models is unchanged (its ≤ 30 s on 2 cores)."""
-    from posenc_ui.views import lab
+    from posenc_ui.lessons.lab import view as lab
 
     six = ("none", "sinusoidal", "learned", "t5", "rope", "alibi")
     defaults = {p.name: p.default for p in lab.PARAMS}

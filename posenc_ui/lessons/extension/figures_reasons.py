@@ -1,0 +1,138 @@
+r"""Figures of page 7's "why" section: each method's divisor per pair (RoPE as a base-β number system), attention
+entropy against context length with and without a logit factor, and the distance each method shows the model
+(ReRoPE's clip). Pure builders: arrays in, ``go.Figure`` out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ...figures.style import BLUE, GREEN, GREY, INK, ORANGE, PURPLE, VERMILION, axis, figure, legend_below
+from ...i18n import t
+
+#: PI, NTK-aware and YaRN keep the colours of one family across the section; plain RoPE is grey as on the master chart.
+METHOD_COLOURS = {"plain": GREY, "linear": BLUE, "ntk": ORANGE, "yarn": GREEN, "log_n": PURPLE, "rerope": VERMILION}
+
+
+def _line(x: np.ndarray, y: np.ndarray, name: str, key: str, hover: str, *, dash: str = "solid") -> dict:
+    return {
+        "type": "scatter",
+        "x": x,
+        "y": y,
+        "mode": "lines",
+        "name": name,
+        "line": {"color": METHOD_COLOURS[key], "dash": dash, "width": 2.5},
+        "hovertemplate": hover + "<extra>%{fullData.name}</extra>",
+    }
+
+
+def _marker(x: float, label: str) -> dict[str, list[dict]]:
+    r"""A labelled vertical line at ``x`` (the chosen s·L, or L)."""
+    shape = {
+        "type": "line",
+        "xref": "x",
+        "x0": x,
+        "x1": x,
+        "yref": "paper",
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": INK, "dash": "dot", "width": 1.5},
+    }
+    note = {
+        "xref": "x",
+        "x": np.log10(x),
+        "yref": "paper",
+        "y": 1.0,
+        "yanchor": "bottom",
+        "text": label,
+        "showarrow": False,
+        "font": {"color": INK},
+    }
+    return {"shapes": [shape], "annotations": [note]}
+
+
+def divisors(curves: Mapping[str, np.ndarray], *, factor: float, title: str, lang: str) -> go.Figure:
+    r"""Per pair, :math:`\theta_i/\theta'_i` for each method (log y): PI flat at s, NTK-aware rising 1 → s."""
+    hover = f"{axis('pair', lang)} %{{x}}<br>θ/θ′ = %{{y:.4g}}"
+    traces = [
+        _line(np.arange(values.shape[0]), values, t(f"extension.method.{key}", lang), key, hover)
+        for key, values in curves.items()
+    ]
+    return figure(
+        traces,
+        title=title,
+        x=axis("pair", lang),
+        y=t("extension.axis_divisor", lang),
+        yaxis={"type": "log", "range": [-0.1, float(np.log10(factor)) + 0.1]},
+        legend=legend_below(),
+        height=420,
+    )
+
+
+def entropy(
+    lengths: np.ndarray,
+    curves: Mapping[str, np.ndarray],
+    *,
+    training_length: int,
+    current: int,
+    title: str,
+    lang: str,
+) -> go.Figure:
+    r"""Mean attention entropy (nats) against the number of keys n (log x), ln n dotted, L and s·L marked."""
+    hover = "n = %{x:,}<br>H = %{y:.3f} nats"
+    traces = [_line(lengths, np.log(lengths), t("extension.entropy.uniform", lang), "plain", hover, dash="dot")]
+    traces += [_line(lengths, v, t(f"extension.entropy.{key}", lang), key, hover) for key, v in curves.items()]
+    trained = _marker(float(training_length), f"L = {training_length:,}")
+    chosen = _marker(float(current), f"s·L = {current:,}")
+    return figure(
+        traces,
+        title=title,
+        x=t("extension.axis_keys", lang),
+        y=t("extension.axis_entropy", lang),
+        xaxis={"type": "log"},
+        shapes=trained["shapes"] + chosen["shapes"],
+        annotations=trained["annotations"] + chosen["annotations"],
+        legend=legend_below(),
+        height=440,
+    )
+
+
+def seen_distance(
+    distances: np.ndarray, curves: Mapping[str, np.ndarray], *, length: int, title: str, lang: str
+) -> go.Figure:
+    r"""The relative position each method hands RoPE against the true distance (log-log); L as a line."""
+    hover = f"{t('extension.axis_distance', lang)} %{{x:,}}<br>→ %{{y:,.1f}}"
+    traces = [_line(distances, v, t(f"extension.seen.{key}", lang), key, hover) for key, v in curves.items()]
+    line = {
+        "type": "line",
+        "xref": "paper",
+        "x0": 0,
+        "x1": 1,
+        "y0": length,
+        "y1": length,
+        "line": {"color": GREY, "dash": "dot", "width": 1.5},
+    }
+    note = {
+        "xref": "paper",
+        "x": 0.0,
+        "xanchor": "left",
+        "y": np.log10(length),
+        "yanchor": "bottom",
+        "showarrow": False,
+        "text": t("extension.line_train", lang, length=f"{length:,}"),
+        "font": {"color": GREY},
+    }
+    return figure(
+        traces,
+        title=title,
+        x=t("extension.axis_distance", lang),
+        y=t("extension.axis_seen", lang),
+        xaxis={"type": "log"},
+        yaxis={"type": "log"},
+        shapes=[line],
+        annotations=[note],
+        legend=legend_below(),
+        height=420,
+    )

@@ -1,0 +1,95 @@
+r"""Page 10 (position at length): the page renders in both languages with every live check holding, each check holds
+at the ends of every slider it reads, the figures show what the words say, and junk in the URL gives notices, not a
+traceback."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import plotly.io as pio
+import pytest
+
+from posenc_ui.lessons.length.view import VIEW
+from posenc_ui.state import ChoiceParam, IntParam, defaults
+
+DEFAULTS = defaults(VIEW.params)
+SCRIPT = "pages/10_Position_at_length.py"
+
+
+def _ends(name: str) -> list:
+    param = VIEW.param(name)
+    if isinstance(param, ChoiceParam):
+        return list(param.options)
+    assert isinstance(param, IntParam)
+    return sorted({param.lo, param.default, param.hi})
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_page_renders_and_every_check_holds(open_page, lang: str) -> None:
+    at = open_page(SCRIPT, lang=lang)
+    assert not at.exception
+    boxes = [box.value for box in at.success] + [box.value for box in at.error]
+    lines = [line for box in boxes for line in box.split("\n\n") if line[:1] in "✓✗"]
+    assert len(lines) == len(VIEW.checks)
+    assert all(line.startswith("✓") for line in lines)
+
+
+@pytest.mark.parametrize("name", list(VIEW.checks))
+def test_each_check_holds_at_the_ends_of_every_slider_it_reads(name: str) -> None:
+    check = VIEW.checks[name]
+    read = check.uses
+    for values in itertools.product(*(_ends(p) for p in read)):
+        result = check({**DEFAULTS, **dict(zip(read, values, strict=True))})
+        assert result.passed, (name, dict(zip(read, values, strict=True)), result.residual)
+
+
+@pytest.mark.parametrize("seed", range(21))
+def test_the_gate_checks_hold_for_every_seed_a_reader_can_pick(seed: int) -> None:
+    for name in ("fox_toeplitz", "cope", "stick"):
+        for length in (8, 24, 64):
+            assert VIEW.checks[name]({**DEFAULTS, "seed": seed, "gate_length": length}).passed, (name, seed, length)
+
+
+def test_the_cache_figure_keeps_sinks_and_window_at_positions_below_the_cache_size() -> None:
+    values = {**DEFAULTS, "sinks": 4, "window": 6, "stream": 40}
+    z = np.asarray(VIEW.figures["cache"](values, "en").data[0].z, dtype=float)
+    for t, row in enumerate(z):
+        kept = np.flatnonzero(~np.isnan(row))
+        assert len(kept) == min(t + 1, 10)
+        assert np.array_equal(row[kept], np.arange(len(kept)))  # slot c holds position c
+        if t >= 10:
+            assert kept.tolist() == [0, 1, 2, 3, *range(t - 5, t + 1)]
+
+
+@pytest.mark.parametrize("sink", [-4, 2, 8])
+def test_row_sums_are_one_without_the_sink_and_below_one_with_it(sink: int) -> None:
+    plain, sunk = VIEW.figures["row_sums"]({**DEFAULTS, "sink": sink}, "en").data
+    assert np.allclose(np.asarray(plain.y, dtype=float), 1.0)
+    assert np.all(np.asarray(sunk.y, dtype=float) < 1.0)
+
+
+def test_the_published_tables_are_drawn_only_for_their_head_size() -> None:
+    for head_dim, count in ((128, 7), (64, 0)):
+        fig = VIEW.figures["bounds"]({**DEFAULTS, "head_dim": head_dim}, "en")
+        assert [len(trace.x) for trace in fig.data[1:3]] == [count, count]
+
+
+def test_llama4_multiplier_is_one_below_its_floor_and_grows_after() -> None:
+    trace = VIEW.figures["multipliers"](DEFAULTS, "en").data[1]
+    n, y = np.asarray(trace.x), np.asarray(trace.y, dtype=float)
+    assert np.all(y[n < 8192] == 1.0) and np.all(y[n >= 8192] > 1.0)
+
+
+def test_payloads_at_the_largest_settings_stay_under_1_mb() -> None:
+    values = {**DEFAULTS, "context": 65536, "stream": 96, "window": 32, "gate_length": 64}
+    for name, build in VIEW.figures.items():
+        assert len(pio.to_json(build(values, "en"), validate=False)) < 1_000_000, name
+
+
+def test_junk_in_the_url_gives_notices_and_a_working_page(open_page) -> None:
+    junk = {"context": "12345", "ssmax_s": "nan", "window": "-5", "seed": "x", "head_dim": "7", "sink": "1e9"}
+    at = open_page(SCRIPT, lang="zh", params=junk)
+    assert not at.exception
+    assert at.warning  # the notice names what was changed
+    assert all(box.value.startswith("✓") for box in at.success if box.value[:1] in "✓✗")
