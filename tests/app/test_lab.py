@@ -323,7 +323,8 @@ def test_the_designs_claims_are_what_the_committed_runs_hold_for_every_seed():
 
 
 def test_a_designs_claim_that_fails_prints_its_own_sentence(tmp_path):
-    r"""Give p-RoPE the learned table's curves: its marks are no longer RoPE's, and the line says so in its own words."""
+    r"""Give p-RoPE the learned table's curves: its marks are no longer RoPE's, and the line says so in its own
+    words."""
     from posenc_ui.i18n import t
     from posenc_ui.lessons.lab import designs
 
