@@ -106,7 +106,8 @@ def hybrid_claim(runs: Runs = RUNS) -> Check:
     ratios.append(RISE_TOLERANCE / max(text_gap, 1e-12))
     retrieval = verdicts(runs)["retrieval"]
     between = reach(retrieval["rope"]) <= reach(retrieval["hybrid"]) < reach(retrieval["none"])
-    recalls = {e: far_accuracy(runs, e) for e in ("hybrid", "rope", "none")}
+    recalls = {"hybrid": far_accuracy(runs, "hybrid"), "rope": far_accuracy(runs, "rope")}
+    recalls["none"] = far_accuracy(runs, "none")
     ratios += [0.0 if between else 2.0, 0.0 if recalls["hybrid"] > recalls["rope"] else 2.0]
     ratios.append(0.0 if marks(runs, "hybrid") == marks(runs, "rope") else 2.0)  # past L its marks are RoPE's
     fmt = {f"{run}_inside": f"{inside(runs, run, 'hybrid'):.2f}" for run in results(runs)}
@@ -168,11 +169,15 @@ def fox_claim(runs: Runs = RUNS) -> Check:
     table = band_table(dict(results(runs)[text]), "loss")
     means = {e: row["inside"].mean for e, row in table.items()}
     best = min(means, key=means.get)
-    runner_up = min((e for e in means if e != "fox"), key=means.get)
+    others = dict(means)
+    others.pop("fox")
+    runner_up = min(others, key=others.get)
     ratios = [
         2.0 if same else 0.0,
         0.0 if reach(per["retrieval"]["fox"]) <= reach(per["retrieval"]["alibi"]) else 2.0,
-        0.0 if best == "fox" and per[text]["fox"].state == "holds" and per[text]["fox"].value <= 0 else 2.0,
+        0.0
+        if means["fox"] < others[runner_up] and per[text]["fox"].state == "holds" and per[text]["fox"].value <= 0
+        else 2.0,
     ]
     fmt = {f"{run}_mark": m for run, m in marks(runs, "fox").items()}
     fmt |= {f"{run}_alibi_mark": m for run, m in marks(runs, "alibi").items()}
