@@ -44,8 +44,9 @@ def reach(verdict: Verdict) -> float:
 
 
 def mark(verdict: Verdict) -> str:
-    r"""Compare's mark for a verdict: ✓, ✗, ○, or ◐ with how far it held (◐ 4·L)."""
-    return f"{MARKS['until']} {verdict.until}·L" if verdict.state == "until" else MARKS[verdict.state]
+    r"""Compare's mark for a verdict: ✓, ✗, ○, or ◐ with how far it held (◐ 4·L, a no-break space between: a phone
+    never breaks the mark)."""
+    return f"{MARKS['until']}\u00a0{verdict.until}·L" if verdict.state == "until" else MARKS[verdict.state]
 
 
 @memo(budget=RESULTS)
