@@ -241,7 +241,6 @@ __all__ = [
     "elu_feature_map",
     "embedding_sum_as_linear",
     "entropy_by_length",
-    "extrapolation_excess",
     "forget_gate_bias",
     "frequency_divisors",
     "hybrid_rope_layers",

@@ -10,7 +10,7 @@ any rotation to look up what is far by content.
 A stack of fewer than four layers has no fourth layer, and the rule above would rotate every layer: no hybrid at all.
 :func:`hybrid_rope_layers` keeps the shape of one group of four instead, whatever its depth: position first, then a
 last layer without it, so a 2-layer stack (the lab's) rotates in layer 1 and not in layer 2. From four layers on it
-is exactly the models' rule (``tests/core/test_hybrid.py`` holds it to transformers' ``SmolLM3Config``).
+is exactly the models' rule (``tests/core/test_hybrid_p_rope.py`` holds it to transformers' ``SmolLM3Config``).
 """
 
 from __future__ import annotations
