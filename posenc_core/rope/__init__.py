@@ -44,7 +44,14 @@ from .checks import (
 from .curves import RopeDecayTable, rope_decay_all_ones, rope_decay_bound, rope_decay_random, rope_near_repeats
 from .derivation import RotationChecks, complex_form_residual, rotation_checks, row_vector_gaps
 from .linear import LINEAR_METHODS, elu_feature_map, rope_linear_attention, rope_linear_attention_residual
-from .mrope import MROPE_AXES, mrope_angles, mrope_pair_axes, mrope_position_ids
+from .mrope import (
+    MROPE_AXES,
+    mrope_angles,
+    mrope_axis_wavelengths,
+    mrope_offset_scores,
+    mrope_pair_axes,
+    mrope_position_ids,
+)
 from .rotation import (
     MAX_ROTARY_DIM,
     PAIRINGS,
@@ -72,6 +79,8 @@ __all__ = [
     "complex_form_residual",
     "elu_feature_map",
     "mrope_angles",
+    "mrope_axis_wavelengths",
+    "mrope_offset_scores",
     "mrope_pair_axes",
     "mrope_position_ids",
     "pair_index",

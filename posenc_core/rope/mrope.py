@@ -23,7 +23,14 @@ import numpy as np
 
 from ..errors import PosEncError, as_array, as_bool, as_float, as_int, check_elements
 
-__all__ = ["MROPE_AXES", "mrope_angles", "mrope_pair_axes", "mrope_position_ids"]
+__all__ = [
+    "MROPE_AXES",
+    "mrope_angles",
+    "mrope_axis_wavelengths",
+    "mrope_offset_scores",
+    "mrope_pair_axes",
+    "mrope_position_ids",
+]
 
 MROPE_AXES = ("t", "h", "w")  # row order of mrope_position_ids
 _MAX_TOKENS = 2**20
@@ -115,6 +122,45 @@ def mrope_angles(
     check_elements("mrope_angles", (positions.shape[1], inv_freq.shape[0]))
     # φ_{p,i} = pos_{a(i)}(p) · θ_i
     return positions[axes].T.astype(np.float64) * inv_freq
+
+
+def mrope_offset_scores(
+    offsets: object, inv_freq: object, mrope_section: object, *, interleaved: bool = False
+) -> np.ndarray:
+    r"""(N,) score of a query and key of all ones at the (Δt, Δh, Δw) ``offsets`` (3, N) apart under M-RoPE, divided by
+    the head size: :math:`rac{1}{d/2}\sum_i \cos(\Delta_{a(i)}\,	heta_i)`, pair i reading axis a(i).
+
+    The all-ones score is RoFormer's long-range-decay curve (Su et al. 2021, arXiv:2104.09864, §3.4.3), here over three
+    axes: 1 at (0, 0, 0), and each axis' pairs fall with that axis' offset alone. Each offset is key − query.
+    Paper: Wang et al. 2024 (Qwen2-VL), arXiv:2409.12191, §2.1.
+    """
+    angles = mrope_angles(offsets, inv_freq, mrope_section, interleaved=interleaved)  # (N, d/2)
+    # (1/(d/2)) Σ_i cos(Δ_{a(i)} θ_i)
+    return np.cos(angles).mean(axis=1)
+
+
+def mrope_axis_wavelengths(inv_freq: object, mrope_section: object, *, interleaved: bool = False) -> np.ndarray:
+    r"""(3, 3): for each axis t, h, w the shortest and longest wavelength :math:`2\pi/	heta_i` among the pairs that
+    read it, and how many pairs do (0, 0, 0 for an axis with none; a pair with θ = 0 has no wavelength and is left out).
+
+    Which wavelengths an axis gets is the layout's whole effect: contiguous sections give t the fastest pairs and w
+    the slowest; interleaved ones give every axis pairs across the spectrum. VideoRoPE argues that time should take
+    the slowest pairs (Wei et al. 2025, "VideoRoPE: What Makes for Good Video Rotary Position Embedding?",
+    arXiv:2502.05173, §3).
+    Paper: Wang et al. 2024 (Qwen2-VL), arXiv:2409.12191, §2.1; interleaved: Qwen3-VL.
+    """
+    inv_freq = as_array("inv_freq", inv_freq, ndim=1)
+    if np.any(inv_freq < 0):
+        raise PosEncError("inv_freq must be ≥ 0 (a frequency)")
+    axes = mrope_pair_axes(mrope_section, interleaved=interleaved, pairs=inv_freq.shape[0])
+    out = np.zeros((3, 3))
+    for axis in range(3):
+        theta = inv_freq[(axes == axis) & (inv_freq > 0)]
+        if theta.size:
+            with np.errstate(over="ignore"):  # a subnormal θ has an infinite wavelength, as it should
+                # λ_i = 2π / θ_i
+                out[axis] = (2 * np.pi / theta.max(), 2 * np.pi / theta.min(), theta.size)
+    return out
 
 
 def _section(value: object) -> tuple[int, int, int]:

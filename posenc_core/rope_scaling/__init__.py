@@ -43,7 +43,7 @@ A small package, as transformers' ``modeling_rope_utils`` is one module:
   what posenc refuses about a family;
 * :mod:`.temperature` — the length-dependent query temperatures (Llama 4, Mistral 3);
 * :mod:`.layers` — the same config read as a whole model: one record per decoder layer (rotates or not, which RoPE,
-  which window, which query temperature).
+  which window, which query temperature); :mod:`.reach` — what each kind of layer sees: its view and wavelengths.
 """
 
 from .beta_base import frequency_divisors, ntk_divisors
@@ -95,6 +95,7 @@ from .pairs import (
     yarn_ramp_by_turns,
     yarn_regimes,
 )
+from .reach import LayerReach, layer_reach
 from .registry import ROPE_REGISTRY, ROPE_TYPES, RopeFrequencies, RopeType, rope_frequencies
 from .rerope import rerope_relative_positions, rerope_scores
 from .temperature import QueryTemperature, query_temperature
@@ -111,6 +112,7 @@ __all__ = [
     "ConfigScaling",
     "EntropyCurves",
     "LayerPosition",
+    "LayerReach",
     "LengthTemperatures",
     "QueryTemperature",
     "RopeFrequencies",
@@ -127,6 +129,7 @@ __all__ = [
     "frequency_divisors",
     "implied_base",
     "implied_factor",
+    "layer_reach",
     "length_temperatures",
     "log_length_scale",
     "longrope_attention_factor",

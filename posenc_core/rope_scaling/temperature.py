@@ -1,12 +1,11 @@
 r"""Length-dependent query temperatures: a factor that multiplies the query at position p and grows with p.
 
 Both shipped forms are :math:`\tau(p) = 1 + \beta\,\ln\!\big(1 + \lfloor (p + \delta)/L \rfloor\big)`: Llama 4 with
-β = attn_scale, L = floor_scale, δ = 1, on its NoPE layers only (transformers' ``Llama4TextAttention``, after
-Nakanishi 2025, "Scalable-Softmax Is Superior for Attention", arXiv:2501.19399); Mistral 3 with
+β = attn_scale, L = floor_scale, δ = 1, on its NoPE layers only (transformers' ``Llama4TextAttention``); Mistral 3 with
 β = llama_4_scaling_beta, L = original_max_position_embeddings, δ = 0, on every layer (transformers'
 ``get_llama_4_attn_scale`` in ``modeling_ministral3``). The factor is 1 below L and grows by β·ln 2, β·ln 3, … per
-block of L positions: a stepped form of the log-length factor that Nakanishi 2025 argues keeps softmax attention
-from flattening as the context grows.
+block of L positions: a stepped form of the log-length factor that Nakanishi 2025 ("Scalable-Softmax Is Superior
+for Attention", arXiv:2501.19399) argues keeps softmax attention from flattening as the context grows.
 """
 
 from __future__ import annotations
@@ -43,8 +42,8 @@ def query_temperature(temperature: QueryTemperature, positions: object) -> np.nd
     r"""The factor :math:`\tau(p) = 1 + \beta\,\ln(1 + \lfloor (p + \delta)/L \rfloor)` that multiplies the query at
     each position p (same shape as ``positions``): 1 below L, then growing by β·ln 2, β·ln 3, … per block of L.
 
-    Paper: Nakanishi 2025, "Scalable-Softmax Is Superior for Attention", arXiv:2501.19399 (the log-length factor);
-    the floor and constants are transformers' ``Llama4TextAttention`` (δ = 1) and ``get_llama_4_attn_scale`` (δ = 0).
+    Source: transformers' ``Llama4TextAttention`` (δ = 1) and ``get_llama_4_attn_scale`` (δ = 0), which give the
+    floor and the constants; the log-length factor it steps is the one Nakanishi 2025 (arXiv:2501.19399) argues for.
     """
     if not isinstance(temperature, QueryTemperature):
         raise PosEncError(f"temperature must be a QueryTemperature, got {type(temperature).__name__}")

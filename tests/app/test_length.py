@@ -75,6 +75,23 @@ def test_the_published_tables_are_drawn_only_for_their_head_size() -> None:
         assert [len(trace.x) for trace in fig.data[1:3]] == [count, count]
 
 
+def test_an_mla_head_is_not_drawn_as_failing_the_criterion() -> None:
+    r"""DeepSeek-V3's query–key head is 128 dimensions that never turn (qk_nope_head_dim, its config.json and
+    transformers' DeepseekV3Config) and 64 that do: 64 pairs at θ = 0 and 32 turning. Summed by a plain loop over m,
+    B_m = 64 + Σ cos(mθ_i) ≥ 64 − 32 over the whole context, so the page must not show the model as failing."""
+    from posenc_core import model_layers
+    from posenc_ui.lessons.length.view import model_points
+    from posenc_ui.presets import load_presets
+
+    config = load_presets()["deepseek_v3"].config()
+    (layer,) = {layer.base: layer for layer in model_layers(config) if layer.rotates}.values()
+    theta = layer.frequencies.inv_freq
+    assert theta.shape == (32,)
+    low = min(64 + float(np.sum(np.cos(m * theta))) for m in range(0, config["max_position_embeddings"], 97))
+    assert low >= 32.0
+    assert all(not name.startswith("DeepSeek") for name, *_ in model_points(64))
+
+
 def test_llama4_multiplier_is_one_below_its_floor_and_grows_after() -> None:
     trace = VIEW.figures["multipliers"](DEFAULTS, "en").data[1]
     n, y = np.asarray(trace.x), np.asarray(trace.y, dtype=float)

@@ -175,7 +175,8 @@ def kind_words(kind: LayerPosition, count: int, lang: str) -> str:
     )
 
 
-def _strip(layers: Sequence[LayerPosition], name: str, lang: str) -> go.Figure:
+def strip_figure(layers: Sequence[LayerPosition], name: str, lang: str) -> go.Figure:
+    r"""The strip of a model's decoder layers, one cell each, coloured and named by kind (page 9 draws it too)."""
     kinds = distinct_layer_types(layers)
     index = np.array([next(k for k, kind in enumerate(kinds) if layer.same_kind(kind)) for layer in layers])
     names = [kind_words(kind, _count(layers, kind), lang) for kind in kinds]
@@ -211,7 +212,7 @@ def _wavelengths(layers: Sequence[LayerPosition], length: int | None, name: str,
 
 @uses("model")
 def layers_figure(v: Values, lang: str) -> go.Figure:
-    return _strip(preset_layers(v["model"]), t(f"extension.model.{v['model']}", lang), lang)
+    return strip_figure(preset_layers(v["model"]), t(f"extension.model.{v['model']}", lang), lang)
 
 
 @uses("model")
@@ -223,7 +224,7 @@ def layer_wavelengths_figure(v: Values, lang: str) -> go.Figure:
 
 @uses("config")
 def pasted_layers_figure(v: Values, lang: str) -> go.Figure:
-    return _strip(pasted_layers(v["config"]), t("extension.pasted_model", lang), lang)
+    return strip_figure(pasted_layers(v["config"]), t("extension.pasted_model", lang), lang)
 
 
 @uses("config")

@@ -48,13 +48,20 @@ def cache_figure(v: Values, lang: str) -> go.Figure:
 
 @uses("stream", "sinks", "window")
 def check_cache(v: Values) -> Check:
-    r"""The largest position in the cache, so the largest query–key distance RoPE sees, is sinks + window − 1 at
-    every step, while the text distance from the last token to the first reaches T − 1."""
+    r"""Inside the recent window, the distance RoPE sees from the newest token to each key (their cache positions'
+    difference) equals their distance in the text; only the sinks are brought closer. The residual is the largest
+    mismatch over every step, so a cache that kept a gap inside its window, or renumbered it, fails. Shown beside it:
+    the largest distance RoPE sees (sinks + window − 1) and the text distance the stream reaches (T − 1)."""
     c = _cache(v["stream"], v["sinks"], v["window"])
     size = v["sinks"] + v["window"]
-    largest = int(c.positions.max())
-    fmt = {"largest": largest, "size": size, "text": int(c.tokens.max())}
-    return Check("length.check_cache", float(max(0, largest - (size - 1))), tolerance=0.0, fmt=fmt)
+    steps = np.arange(v["stream"])
+    newest = np.minimum(steps, size - 1)  # the query's slot: the last one filled
+    seen = c.positions[steps, newest][:, None] - c.positions  # distance RoPE sees, query to each slot
+    text = c.tokens[steps, newest][:, None] - c.tokens  # the same pair's distance in the text
+    window = (c.tokens >= 0) & (np.arange(size)[None, :] >= v["sinks"])
+    residual = float(np.max(np.abs(seen - text)[window]))
+    fmt = {"largest": int(seen[c.tokens >= 0].max()), "size": size, "text": int(text[c.tokens >= 0].max())}
+    return Check("length.check_cache", residual, tolerance=0.0, fmt=fmt)
 
 
 @memo

@@ -176,11 +176,18 @@ def bound_at(head_dim: int, context: int) -> float:
 @memo
 def model_points(head_dim: int) -> tuple[tuple[str, int, float, bool], ...]:
     r"""(name, context, base, holds) per preset whose layer with the largest base has this head size: the context is
-    its ``max_position_embeddings`` and "holds" says its own frequencies (scaled, partial) keep B ≥ 0 up to it."""
+    its ``max_position_embeddings`` and "holds" says its own frequencies (scaled, partial) keep B ≥ 0 up to it.
+
+    A config with ``qk_rope_head_dim`` (multi-head latent attention: DeepSeek-V3) is left out: its query–key score
+    also sums a part that never turns (``qk_nope_head_dim`` = 128 in DeepSeek-V3's config.json, absent from the
+    preset), whose pairs count as θ = 0 and by Su's argument keep B ≥ 0 at any base; the rotating part alone would
+    be drawn as failing a criterion the head meets."""
     out = []
     for model in PRESET_IDS:
         preset = load_presets()[model]
         config = preset.config()
+        if "qk_rope_head_dim" in config:
+            continue
         rotating = [layer for layer in model_layers(config) if layer.rotates]
         if not rotating:
             continue
