@@ -1,6 +1,7 @@
 r"""The extrapolation lab's whole run, timed per preset and device, side by side in one process.
 
-    python bench/bench_lab.py                        # the CPU preset (the page's live default) on every device here
+    python bench/bench_lab.py                        # the CPU preset's six (the page's live default), every device here
+    python bench/bench_lab.py --all                  # all nine encodings, the 2025 designs included
     python bench/bench_lab.py --preset gpu           # the larger run, on CUDA (add --devices cpu,cuda to compare)
     python bench/bench_lab.py --task text --steps 50 # any task; fewer steps for a quick look
 
@@ -33,7 +34,7 @@ IMPORT_SECONDS = time.perf_counter() - started
 import torch.nn.functional as F  # noqa: E402
 
 from posenc_core.torch_backend import pick_device  # noqa: E402
-from posenc_lab.tasks import PRESETS, TASKS, LabConfig, batches_for, for_task  # noqa: E402
+from posenc_lab.tasks import ENCODINGS, LIVE_DEFAULT, PRESETS, TASKS, LabConfig, batches_for, for_task  # noqa: E402
 from posenc_lab.train import TinyLM, _learning_rate, _train, run_lab  # noqa: E402
 
 
@@ -126,8 +127,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--baseline", action="store_true", help="also time training stacked against one by one")
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--all", action="store_true", help="every lab encoding, not the live run's default six")
     args = ap.parse_args(argv)
-    config = for_task(PRESETS[args.preset], args.task)
+    # the page's live default trains the families not marked lab_opt_in; --all adds the 2025 designs
+    config = dataclasses.replace(
+        for_task(PRESETS[args.preset], args.task), encodings=ENCODINGS if args.all else LIVE_DEFAULT
+    )
     if args.steps:
         config = dataclasses.replace(config, steps=args.steps)
     devices = args.devices.split(",") if args.devices else available_devices()

@@ -21,6 +21,11 @@ with start(VIEW) as page:
     page.checks("inside", "extrapolation")
     lab_runner.band_table(page)
 
+    page.heading("h_designs")
+    page.text("designs")
+    page.checks("hybrid", "p_rope", "fox")
+    page.text("designs_scale")
+
     page.heading("h_extension")
     if has_rope(page.values):
         page.text("extension", factor=shown_results(page.values)["config"]["extension_factor"])

@@ -12,6 +12,7 @@ with start(VIEW) as page:
         page.controls("length")
         page.text("table", table=page.ask(comparison_table, page.lang))
         page.text("table_read")
+        page.text("not_compared")
         page.checks("relative", "absolute", "linear", "rank")
         page.text("errata_cost")
 

@@ -52,6 +52,7 @@ from .errors import ERROR_FIELDS, MAX_ELEMENTS, PosEncError
 from .families import FAMILIES, KINDS, Family
 from .forgetting import forget_gate_bias, log_forget_gates
 from .gates import cope_bias, cope_positions, stick_breaking_weights
+from .hybrid import HYBRID_INTERVAL, hybrid_rope_layers, hybrid_scores
 from .learned import (
     EmbeddingSum,
     PositionOutOfRangeError,
@@ -191,6 +192,7 @@ __all__ = [
     "ENCODINGS",
     "ERROR_FIELDS",
     "FAMILIES",
+    "HYBRID_INTERVAL",
     "KINDS",
     "LINEAR_ROUTES",
     "MAX_ELEMENTS",
@@ -251,6 +253,8 @@ __all__ = [
     "entropy_by_length",
     "forget_gate_bias",
     "frequency_divisors",
+    "hybrid_rope_layers",
+    "hybrid_scores",
     "implied_base",
     "integer_positions",
     "layer_reach",

@@ -2,7 +2,7 @@ r"""One entry per encoding family (:data:`FAMILIES`): what it is, and what each 
 
 A family's ``kind`` says where its position enters a head: ``"added"`` to the input (sinusoidal, learned), a
 pairwise ``"bias"`` on the logits (Shaw, T5, ALiBi), a ``"rotation"`` of q and k (RoPE), ``"none"`` (NoPE), or
-``"data_dependent"`` (position computed from the content, as CoPE does; no family yet). Beside it:
+``"data_dependent"`` (position computed from the content: FoX's forget gates). Beside it:
 
 * ``scores(length, *, dim, seed)``: the (L, L) position-only logits of one head that Compare draws and tests for
   Toeplitz structure (:func:`posenc_core.position_score_matrix`), with ``linear_route``, how linear attention applies
@@ -10,7 +10,14 @@ pairwise ``"bias"`` on the logits (Shaw, T5, ALiBi), a ``"rotation"`` of q and k
 * ``head(x, w_q, w_k, w_v, *, base, seed)``: q, k, v and the additive bias (or None) of page 1's head over x
   (:func:`posenc_core.self_attention`). A family with ``head`` is in page 1's demonstration (:data:`DEMO`).
 * ``lab``: the extrapolation lab trains it (:data:`LAB`); its torch model hooks are
-  ``posenc_lab.hooks.LAB_HOOKS[name]`` (torch stays out of this module).
+  ``posenc_lab.hooks.LAB_HOOKS[name]`` (torch stays out of this module). ``lab_opt_in``: the committed runs and the
+  command line train it, a live run only when the reader's set of models names it (:data:`LAB_DEFAULT`, the live
+  run's default, keeps the six models it trained before the 2025 designs came, and its half minute on 2 cores).
+
+Three families have no ``scores``, and so no place in Compare: NoPE (nothing to draw), the hybrid stack (two layers,
+two matrices: RoPE's and none; one head cannot stand for it) and FoX (its bias is computed from each token: with the
+same content at every position, as Compare draws, its gates are all equal and its bias is ALiBi's, Toeplitz by
+construction, which says nothing about the model on real text).
 
 Adding a family: its entry here (with the functions it needs, in this module), its lab hooks when ``lab``, its words
 (``enc.<name>`` in ``assets/i18n/shared.*.json``; Compare's ``compare.{params,cost,where,models}.<name>``), its colour
@@ -33,9 +40,22 @@ from .errors import PosEncError, as_choice
 from .learned import learned_table
 from .relative import shaw_relative_index, t5_bucket_matrix
 from .rope import apply_rope, rope_inv_freq, rope_scores
+from .rope_scaling import rope_frequencies
 from .sinusoidal import sinusoidal
 
-__all__ = ["COMPARED", "DEMO", "FAMILIES", "KINDS", "LAB", "LINEAR_ROUTES", "RELATIVE_KINDS", "Family"]
+__all__ = [
+    "COMPARED",
+    "DEMO",
+    "FAMILIES",
+    "KINDS",
+    "LAB",
+    "LAB_DEFAULT",
+    "LINEAR_ROUTES",
+    "P_ROPE_FRACTION",
+    "RELATIVE_KINDS",
+    "Family",
+    "p_rope_inv_freq",
+]
 
 #: Where a family's position enters a head.
 KINDS = ("added", "bias", "rotation", "none", "data_dependent")
@@ -48,6 +68,12 @@ ROUTES = ("per_token", "fft", "decay")
 SHAW_MAX_RELATIVE = 16  # Shaw et al. found k ≥ 2 enough for translation; 16 shows the clipping on a small matrix
 T5_BUCKETS, T5_MAX_DISTANCE = 32, 128  # T5's defaults
 ALIBI_HEADS = 8  # head 0 of 8: slope 1/2, the steepest (Compare and page 1 show this head)
+#: p-RoPE's p, the fraction of each head's pairs that turn (the fastest ones; transformers' ``partial_rotary_factor``
+#: of the ``proportional`` rope type). Barbero et al. 2024 (§6) cut the lowest frequencies of Gemma 2B trained from
+#: scratch and report validation perplexity kept or improved. 0.75 keeps three of the lab's four pairs per 8-wide head
+#: and stops the slowest, θ = 10⁻³, which turns less than 0.04 rad across the lab's 32 training positions: what p-RoPE
+#: removes is the pair that carries position least inside L (the CLI's ``--p-rope`` chooses another p).
+P_ROPE_FRACTION = 0.75
 
 Head = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 
@@ -63,6 +89,7 @@ class Family:
     linear_route: str | None = None
     head: Callable[..., Head] | None = None
     lab: bool = False
+    lab_opt_in: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -75,8 +102,13 @@ class Family:
         for hook in ("scores", "head"):
             if getattr(self, hook) is not None and not callable(getattr(self, hook)):
                 raise PosEncError(f"family {self.name!r}: {hook} must be a function")
-        if not isinstance(self.lab, bool):
-            raise PosEncError(f"family {self.name!r}: lab must be True or False, got {self.lab!r:.60}")
+        for flag in ("lab", "lab_opt_in"):
+            if not isinstance(getattr(self, flag), bool):
+                raise PosEncError(
+                    f"family {self.name!r}: {flag} must be True or False, got {getattr(self, flag)!r:.60}"
+                )
+        if self.lab_opt_in and not self.lab:
+            raise PosEncError(f"family {self.name!r}: lab_opt_in needs lab (a live run can only add a lab family)")
 
 
 # --- Compare: the position-only logits when every position holds the same content ---------------------------------
@@ -138,6 +170,29 @@ def _rope_scores(length: int, *, dim: int, seed: int) -> np.ndarray:
     return rope_scores(np.repeat(q, length, axis=0), np.repeat(k, length, axis=0), rope_inv_freq(dim))
 
 
+def p_rope_inv_freq(head_dim: int, *, p: float = P_ROPE_FRACTION, base: float = 10000.0) -> np.ndarray:
+    r"""(d/2,) p-RoPE's frequencies: :math:`\theta_i = b^{-2i/d}` for the ⌊p·d/2⌋ fastest pairs, 0 for the rest.
+
+    Paper: Barbero et al. 2024, "Round and Round We Go! What makes Rotary Positional Encodings useful?",
+    arXiv:2410.06205, §6; the ``proportional`` rope type of :data:`posenc_core.ROPE_REGISTRY` (Gemma 4's), read here.
+    """
+    scaling = {"rope_type": "proportional"}
+    return rope_frequencies(head_dim, base=base, rope_scaling=scaling, partial_rotary_factor=p).inv_freq
+
+
+def _p_rope_scores(length: int, *, dim: int, seed: int) -> np.ndarray:
+    r""":math:`(R_iq)^\top R_jk/\sqrt d` with p-RoPE's frequencies (Barbero et al. 2024, §6): the turning pairs
+    (x_a, x_{a+d/2}), a < ⌊p·d/2⌋, rotated as RoPE's, plus the plain dot product of the pairs standing still."""
+    q, k, _ = _query_key(dim, seed)
+    inv_freq, half = p_rope_inv_freq(dim), dim // 2
+    turning = int(np.count_nonzero(inv_freq))
+    turn = np.r_[0:turning, half : half + turning]  # "half" pairing: pair a is (a, a + d/2)
+    still = np.setdiff1d(np.arange(dim), turn)
+    qs, ks = np.repeat(q, length, axis=0), np.repeat(k, length, axis=0)
+    rotated = rope_scores(qs[:, turn], ks[:, turn], inv_freq[:turning], scale=1.0 / math.sqrt(dim))
+    return rotated + float(q[0, still] @ k[0, still]) / math.sqrt(dim)
+
+
 def _alibi_shown(length: int) -> np.ndarray:
     r"""ALiBi's bidirectional :math:`-m|i - j|` at slope 1/2 (head 0 of 8), (L, L)."""
     return alibi_bias(ALIBI_HEADS, length, causal=False, heads=[0])[0]
@@ -192,6 +247,9 @@ FAMILIES: Mapping[str, Family] = MappingProxyType(
             Family("t5", "bias", _t5_scores, "fft", lab=True),
             Family("rope", "rotation", _rope_scores, "per_token", _rope_head, lab=True),
             Family("alibi", "bias", _alibi_scores, "decay", _alibi_head, lab=True),
+            Family("p_rope", "rotation", _p_rope_scores, "per_token", lab=True, lab_opt_in=True),
+            Family("hybrid", "rotation", lab=True, lab_opt_in=True),
+            Family("fox", "data_dependent", lab=True, lab_opt_in=True),
         )
     }
 )
@@ -204,3 +262,5 @@ LINEAR_ROUTES: Mapping[str, str] = MappingProxyType({name: FAMILIES[name].linear
 DEMO = tuple(name for name, entry in FAMILIES.items() if entry.head is not None)
 #: The families the extrapolation lab trains (and Compare's lab columns read from its committed runs).
 LAB = tuple(name for name, entry in FAMILIES.items() if entry.lab)
+#: The families a live lab run trains unless the reader picks others: the lab's, less those that opt in.
+LAB_DEFAULT = tuple(name for name in LAB if not FAMILIES[name].lab_opt_in)

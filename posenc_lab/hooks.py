@@ -6,8 +6,10 @@ model (:class:`~posenc_lab.train.TinyLM`) and the stacked trainer
 (:class:`~posenc_lab.stack.Stack`) read these hooks and never a family's name;
 ``tests/test_families.py`` checks that every lab family has its hooks.
 
-A family's position enters the model in at most three places: rows ``added`` to the token vectors (learned,
-sinusoidal), a ``rotation`` of q and k (RoPE), an additive attention ``bias`` per head (ALiBi; T5's, which is learned).
+A family's position enters the model in at most four places: rows ``added`` to the token vectors (learned,
+sinusoidal), a ``rotation`` of q and k (RoPE, p-RoPE, and the hybrid on the layers it ``rotates``), an additive
+attention ``bias`` per head that depends on positions alone (ALiBi; T5's, which is learned), and a ``gate_bias``
+computed in each layer from that layer's input (FoX's cumulative log forget gates: position from the data).
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ from types import MappingProxyType
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from posenc_core.torch_backend import alibi_slopes, sinusoidal, t5_relative_bucket
+from posenc_core import hybrid_rope_layers
+from posenc_core.torch_backend import alibi_slopes, rope_cos_sin, rope_frequencies, sinusoidal, t5_relative_bucket
 
 from .tasks import EXTENSIONS
 
-__all__ = ["LAB_HOOKS", "LabHooks", "relative"]
+__all__ = ["FOX_GATE_BIAS", "LAB_HOOKS", "LabHooks", "forget_bias", "relative"]
 
 Tables = tuple[torch.Tensor, torch.Tensor]  # RoPE's (cos, sin), each (L, d_head/2)
 Evaluate = Callable[[int, "str | None"], dict]  # (length, rope_type) -> the model's loss and accuracy curves
@@ -48,6 +52,10 @@ def _no_record(model: nn.Module, evaluate: Evaluate, first_seed: bool) -> dict:
     return {}
 
 
+def _every_layer(model: nn.Module, layer: int) -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class LabHooks:
     r"""One family's part of the lab model.
@@ -59,7 +67,11 @@ class LabHooks:
     trained ones in a zero-shot extension). ``bias(model, rel, index)``: the additive (H, L, L) bias before the causal
     mask, from ``rel`` (L, L) = j − i and, for a ``learned_bias``, ``index(model, L)``, the (L, L) index of its
     learned values (made once per length by the stacked trainer, whose learned biases attend apart on a GPU).
-    ``record(model, evaluate, first_seed)``: what a run stores beside the loss curves.
+    ``rotates(model, layer)``: whether layer ``layer`` (from 0) turns q and k by the rotation (every layer, but the
+    hybrid's). ``gate_bias(model, layer, h)``: a bias computed from the data, (B, H, L, L) with −inf on future keys,
+    from ``h`` (B, L, d), the layer's input after its LayerNorm (what q, k and v are made from), or None for a family
+    whose bias depends on positions alone. ``record(model, evaluate, first_seed)``: what a run stores beside the loss
+    curves.
     """
 
     setup: Callable[[nn.Module, int], None]
@@ -69,6 +81,8 @@ class LabHooks:
     bias: Callable[[nn.Module, torch.Tensor, torch.Tensor | None], torch.Tensor] | None = None
     index: Callable[[nn.Module, int], torch.Tensor] | None = None
     record: Callable[[nn.Module, Evaluate, bool], dict] = _no_record
+    rotates: Callable[[nn.Module, int], bool] = _every_layer
+    gate_bias: Callable[[nn.Module, int, torch.Tensor], torch.Tensor] | None = None
 
     @property
     def learned_bias(self) -> bool:
@@ -162,6 +176,67 @@ def _alibi_bias(model: nn.Module, rel: torch.Tensor, index: torch.Tensor | None)
     return model.slopes[:, None, None] * rel.to(torch.float32)
 
 
+# --- p-RoPE: RoPE whose slowest pairs stand still (Barbero et al. 2024, §6) ----------------------------------------
+
+
+def _p_rope_setup(model: nn.Module, longest: int) -> None:
+    r"""cos and sin of p-RoPE's angles: the ``proportional`` rope type with ``config.p_rope`` of the pairs turning."""
+    config = model.config
+    freqs = rope_frequencies(
+        config.d_model // config.n_heads,
+        rope_scaling={"rope_type": "proportional"},
+        partial_rotary_factor=config.p_rope,
+    )
+    cos, sin = rope_cos_sin(torch.arange(longest, dtype=torch.float64), freqs.inv_freq, dtype=torch.float32)
+    model.register_buffer("rope_cos", cos, persistent=False)
+    model.register_buffer("rope_sin", sin, persistent=False)
+
+
+# --- hybrid: RoPE on three of every four layers, none on the fourth (Llama 4's iRoPE, SmolLM3, Command A) -----------
+
+
+def _hybrid_rotates(model: nn.Module, layer: int) -> bool:
+    r"""Whether ``layer`` rotates: :func:`posenc_core.hybrid_rope_layers`. In the lab's 2 layers, layer 1 rotates and
+    layer 2 carries no position: the real models' NoPE layers close each group of four and attend globally, after
+    RoPE layers that handle what is near; two layers keep that order, position first, a layer free of it last."""
+    return bool(hybrid_rope_layers(model.config.n_layers)[layer])
+
+
+# --- FoX: a forget gate per head and token, its cumulative log sum added to the scores (Lin et al. 2025) -----------
+
+#: The gates' bias at initialisation. FoX's reference code (github.com/zhixuan-lin/forgetting-transformer,
+#: ``ForgettingAttentionLayer`` with ``fgate_type="full"``, the data-dependent gate) gives its gate projection a bias
+#: and zeroes it, like every bias of the layer; a special initialisation (``fgate_bias_init``, decay times from
+#: T_min to T_max) is allowed only for its data-independent gates. So the lab zeroes it too: every gate starts at
+#: σ(w·x), near 1/2 for small w·x, not near 1, and training decides how much each head forgets.
+FOX_GATE_BIAS = 0.0
+
+
+def forget_bias(log_forget: torch.Tensor) -> torch.Tensor:
+    r"""(…, L, L) :math:`D_{ij} = c_i - c_j`, :math:`c_i = \sum_{l \le i}\log f_l`, for j ≤ i, −inf above: the torch
+    mirror of :func:`posenc_core.forget_gate_bias` (tested equal to it), from log gates (…, L)."""
+    total = log_forget.cumsum(-1)
+    bias = total[..., :, None] - total[..., None, :]
+    length = log_forget.shape[-1]
+    future = torch.ones(length, length, dtype=torch.bool, device=log_forget.device).triu(1)
+    return bias.masked_fill(future, float("-inf"))
+
+
+def _fox_setup(model: nn.Module, longest: int) -> None:
+    r"""One gate projection w (d → H) and bias b per layer, as FoX's ``fgate_proj``."""
+    config = model.config
+    model.forget = nn.ModuleList(nn.Linear(config.d_model, config.n_heads) for _ in range(config.n_layers))
+    for gate in model.forget:
+        nn.init.constant_(gate.bias, FOX_GATE_BIAS)
+
+
+def _fox_gate_bias(model: nn.Module, layer: int, h: torch.Tensor) -> torch.Tensor:
+    r"""(B, H, L, L) forgetting attention's bias from the layer's normed input h (B, L, d): log σ(w·h_t + b) per head
+    and token (eq. 5 of Lin et al. 2025), summed as in :func:`forget_bias` (eq. 6)."""
+    log_forget = F.logsigmoid(model.forget[layer](h)).transpose(1, 2)  # (B, H, L)
+    return forget_bias(log_forget)
+
+
 LAB_HOOKS = MappingProxyType(
     {
         "none": LabHooks(_no_setup),
@@ -170,5 +245,8 @@ LAB_HOOKS = MappingProxyType(
         "t5": LabHooks(_t5_setup, own=("t5_bias",), bias=_t5_bias, index=_t5_index),
         "rope": LabHooks(_rope_setup, rotation=_rope_rotation, record=_rope_record),
         "alibi": LabHooks(_alibi_setup, bias=_alibi_bias),
+        "p_rope": LabHooks(_p_rope_setup, rotation=_rope_rotation),
+        "hybrid": LabHooks(_rope_setup, rotation=_rope_rotation, rotates=_hybrid_rotates),
+        "fox": LabHooks(_fox_setup, own=("forget",), gate_bias=_fox_gate_bias),
     }
 )

@@ -3,6 +3,9 @@ r"""The lab's one model: a pre-LN decoder whose position handling comes from its
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -26,11 +29,18 @@ class Block(nn.Module):
         self.proj = nn.Linear(d_model, d_model)
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, rope: tuple | None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None, rope: tuple | None, gate: Callable | None = None
+    ) -> torch.Tensor:
+        r"""``mask``: the (H, L, L) bias with −inf on future keys, or None (causal); ``rope``: (cos, sin) or None;
+        ``gate``: a bias from the data, (B, H, L, L) with −inf on future keys, of this layer's normed input."""
         b, length, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).view(b, length, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
+        h = self.ln1(x)
+        q, k, v = self.qkv(h).view(b, length, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
         if rope is not None:  # (cos, sin), each (L, d_head/2): rotate q and k, (B, H, L, d_head)
             q, k = rotate_pairs(q, *rope), rotate_pairs(k, *rope)
+        if gate is not None:  # (B, H, L, L), its own −inf above the diagonal
+            mask = gate(h) if mask is None else gate(h) + mask
         attn = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)
         x = x + self.proj(attn.transpose(1, 2).reshape(b, length, d))
         return x + self.mlp(self.ln2(x))
@@ -77,8 +87,10 @@ class TinyLM(nn.Module):
             x = x + added
         rope = self.hooks.rotation(self, length, rope)
         mask = self.attention_bias(length)
-        for block in self.blocks:
-            x = block(x, mask, rope)
+        for i, block in enumerate(self.blocks):
+            turn = rope if self.hooks.rotates(self, i) else None
+            gate = None if self.hooks.gate_bias is None else functools.partial(self.hooks.gate_bias, self, i)
+            x = block(x, mask, turn, gate)
         return self.head(self.ln_f(x))
 
     def attention_bias(self, length: int, index: torch.Tensor | None = None) -> torch.Tensor | None:

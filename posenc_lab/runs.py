@@ -16,6 +16,7 @@ band near one). NumPy only: no torch, no Streamlit.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -28,7 +29,7 @@ import numpy as np
 
 from posenc_core.errors import PosEncError
 
-from .tasks import PRESETS, TASKS
+from .tasks import ENCODINGS, PRESETS, TASKS, LabConfig
 
 __all__ = [
     "EXCESS_TOLERANCE",
@@ -39,6 +40,7 @@ __all__ = [
     "CommittedRun",
     "Spread",
     "Verdict",
+    "add_runs",
     "band_edges",
     "band_seed_means",
     "band_table",
@@ -65,6 +67,39 @@ def read_results(path: str | os.PathLike[str]) -> dict[str, Any]:
     order = results["config"]["encodings"]
     results["runs"] = {name: results["runs"][name] for name in order if name in results["runs"]}
     return results
+
+
+def add_runs(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    r"""``base`` with the encodings of ``extra`` added: two runs of the same task, configuration, seeds and device that
+    trained different encodings, as one file (``python -m posenc_lab … --encodings p_rope,fox --add-to F``).
+
+    Sound because the models of a run share nothing but their batches, which depend on the task, the configuration
+    and the seed alone: a model trained beside others equals it trained alone, up to float rounding
+    (``tests/torch/test_lab_stack.py``). The merged file keeps both commands, joined by `` && ``, and the sum of both
+    runs' seconds; encodings are listed in the lab's order.
+    """
+
+    def same(results: dict[str, Any]) -> dict[str, Any]:
+        r"""The configuration but for the encodings, a field that an older file lacks read as its default."""
+        config = LabConfig(**(results["config"] | {"encodings": tuple(results["config"]["encodings"])}))
+        return {k: v for k, v in dataclasses.asdict(config).items() if k != "encodings"}
+
+    for key in ("task", "seeds", "device", "torch"):
+        if base[key] != extra[key]:
+            raise PosEncError(f"runs to add differ in {key}: {base[key]!r} and {extra[key]!r}")
+    if same(base) != same(extra):
+        raise PosEncError("runs to add must share their configuration but for the encodings")
+    twice = set(base["runs"]) & set(extra["runs"])
+    if twice:
+        raise PosEncError(f"encodings trained in both runs: {sorted(twice)}")
+    runs = base["runs"] | extra["runs"]
+    order = tuple(e for e in ENCODINGS if e in runs)
+    merged = dict(base)
+    merged["config"] = extra["config"] | {"encodings": list(order)}
+    merged["runs"] = {e: runs[e] for e in order}
+    merged["seconds"] = base["seconds"] + extra["seconds"]
+    merged["command"] = f"{base['command']} && {extra['command']}"
+    return merged
 
 
 @dataclass(frozen=True)

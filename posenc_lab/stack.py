@@ -25,7 +25,10 @@ gradients and whole training runs against the models trained one by one).
   GPU there is one exception: T5's bias is learned, and an attention whose bias needs a gradient takes PyTorch's slow
   reference path (on 2 CPU cores, 71 ms against 26 ms for 48 heads of the CPU preset, forward and backward). So T5's
   model is put last and, on a GPU, its heads attend in a call of their own; on a CPU attention is written out, and
-  every head attends in one call. The other members' biases are constants, made once per length.
+  every head attends in one call. The other members' biases are constants, made once per length;
+- a bias computed from the data in every layer (FoX's forget gates, a family's ``gate_bias``), from each member's own
+  normed input to that layer: (B, E·H, L, L), zero for the heads of members without one, added to the constant bias;
+- which layers rotate: each layer turns the heads of the members whose ``rotates`` says so (the hybrid's first only).
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ class Stack(nn.Module):
             x = x + positions[:, None]  # (E, 1, L, d)
         bias, rope = self._biases(length), self._constant(length)["rope"]
         for i in range(self.config.n_layers):
-            x = self._block(x, w, f"blocks.{i}.", bias, rope)
+            x = self._block(x, w, i, bias, rope[i])
         return _linear(_layer_norm(x, w["ln_f.weight"], w["ln_f.bias"]), w["head.weight"], w["head.bias"])
 
     def losses(self, tokens: torch.Tensor, scored_by: str) -> torch.Tensor:
@@ -100,15 +103,16 @@ class Stack(nn.Module):
 
     # --- one block -------------------------------------------------------------------------------------------------
 
-    def _block(self, x: torch.Tensor, w: dict, p: str, bias: list[torch.Tensor], rope: list[tuple]) -> torch.Tensor:
+    def _block(self, x: torch.Tensor, w: dict, layer: int, bias: list[torch.Tensor], rope: list[tuple]) -> torch.Tensor:
         r"""A pre-LN decoder block of every member at once, as ``Block.forward``; the members' heads side by side."""
         e, b, length, d = x.shape
-        h = self.config.n_heads
-        qkv = _linear(_layer_norm(x, w[p + "ln1.weight"], w[p + "ln1.bias"]), w[p + "qkv.weight"], w[p + "qkv.bias"])
+        h, p = self.config.n_heads, f"blocks.{layer}."
+        normed = _layer_norm(x, w[p + "ln1.weight"], w[p + "ln1.bias"])  # (E, B, L, d)
+        qkv = _linear(normed, w[p + "qkv.weight"], w[p + "qkv.bias"])
         q, k, v = qkv.view(e, b, length, 3, h, d // h).permute(3, 1, 0, 4, 2, 5).reshape(3, b, e * h, length, d // h)
-        for turn in rope:  # each rotating (RoPE) member's heads turn; the others pass as they are
+        for turn in rope:  # the heads of each member that rotates in this layer turn; the others pass as they are
             q, k = _rotate_heads(q, *turn), _rotate_heads(k, *turn)
-        attn = _attend(q, k, v, bias)  # (B, E·H, L, d_head)
+        attn = _attend(q, k, v, bias, self._gate_biases(normed, layer))  # (B, E·H, L, d_head)
         attn = attn.view(b, e, h, length, d // h).permute(1, 0, 3, 2, 4).reshape(e, b, length, d)
         x = x + _linear(attn, w[p + "proj.weight"], w[p + "proj.bias"])
         hidden = F.gelu(_linear(_layer_norm(x, w[p + "ln2.weight"], w[p + "ln2.bias"]), *_pair(w, p + "mlp.0")))
@@ -136,6 +140,19 @@ class Stack(nn.Module):
         ]
         return ([] if constant["bias"] is None else [constant["bias"]]) + learned
 
+    def _gate_biases(self, normed: torch.Tensor, layer: int) -> torch.Tensor | None:
+        r"""(B, E·H, L, L): each gated member's bias from its own normed input ``normed[e]`` (B, L, d), zeros for
+        the other members' heads; None when no member computes a bias from the data."""
+        if all(m.hooks.gate_bias is None for m in self.members):
+            return None
+        _, b, length, _ = normed.shape
+        zeros = normed.new_zeros(b, self.config.n_heads, length, length)
+        blocks = [
+            zeros if m.hooks.gate_bias is None else m.hooks.gate_bias(m, layer, normed[e])
+            for e, m in enumerate(self.members)
+        ]
+        return torch.cat(blocks, dim=1)
+
     def _constant(self, length: int) -> dict:
         r"""The members' fixed tensors at ``length``, made on first use."""
         if length not in self._constants:
@@ -145,8 +162,8 @@ class Stack(nn.Module):
 
 def _constants(members: Sequence[nn.Module], length: int) -> dict:
     r"""Zero positions (L, d); the fixed biases of every member without a learned bias, side by side
-    (1, E'·H, L, L), and each learned bias's index (T5's bucket of each (i, j)) by member; each rotating (RoPE)
-    member's heads and its (cos, sin) (none when no member rotates)."""
+    (1, E'·H, L, L), and each learned bias's index (T5's bucket of each (i, j)) by member; per layer, each member
+    rotating in it (RoPE; the hybrid in its first layer) by its heads and its (cos, sin)."""
     config = members[0].config
     device = next(members[0].parameters()).device
     zeros = torch.zeros(length, config.d_model, device=device)
@@ -155,16 +172,20 @@ def _constants(members: Sequence[nn.Module], length: int) -> dict:
     fixed = [m.attention_bias(length) for m in members if not m.hooks.learned_bias]  # a learned one: at each call
     bias = torch.cat([causal if b is None else b for b in fixed])[None] if fixed else None  # (1, E'·H, L, L)
     indices = {e: m.hooks.index(m, length) for e, m in enumerate(members) if m.hooks.learned_bias}
-    rope = []
+    turning = []
     for e, m in enumerate(members):
         tables = m.hooks.rotation(m, length, None)
         if tables is not None:  # its heads among the E·H, and its (L, d_head/2) tables
-            rope.append((slice(e * config.n_heads, (e + 1) * config.n_heads), *tables))
+            turning.append((m, (slice(e * config.n_heads, (e + 1) * config.n_heads), *tables)))
+    rope = [[turn for m, turn in turning if m.hooks.rotates(m, layer)] for layer in range(config.n_layers)]
     return {"zeros": zeros, "bias": bias, "indices": indices, "rope": rope}
 
 
-def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, biases: list[torch.Tensor]) -> torch.Tensor:
-    r"""Attention of (B, E·H, L, d_head) heads, each consecutive group of heads with its own bias from ``biases``.
+def _attend(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, biases: list[torch.Tensor], gates: torch.Tensor | None = None
+) -> torch.Tensor:
+    r"""Attention of (B, E·H, L, d_head) heads, each consecutive group of heads with its own bias from ``biases``,
+    plus ``gates`` (B, E·H, L, L), the biases computed from the data, when there are any.
 
     On a CPU it is written out (scores, softmax, weighted sum) for every head in one call, T5's learned bias
     included: a step of the CPU preset's six models took 108 ms against 118 ms through PyTorch's reference attention
@@ -174,11 +195,14 @@ def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, biases: list[torc
     if q.device.type == "cpu":
         bias = biases[0] if len(biases) == 1 else torch.cat(biases, dim=1)
         scores = torch.matmul(q * q.shape[-1] ** -0.5, k.transpose(-1, -2)) + bias
+        if gates is not None:
+            scores = scores + gates
         return torch.matmul(scores.softmax(-1), v)
     outputs, start = [], 0
     for bias in biases:
         heads = slice(start, start + bias.shape[1])
-        outputs.append(F.scaled_dot_product_attention(q[:, heads], k[:, heads], v[:, heads], attn_mask=bias))
+        mask = bias if gates is None else bias + gates[:, heads]
+        outputs.append(F.scaled_dot_product_attention(q[:, heads], k[:, heads], v[:, heads], attn_mask=mask))
         start = heads.stop
     return outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=1)
 

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from posenc_core.errors import PosEncError
-from posenc_core.families import LAB
+from posenc_core.families import LAB, LAB_DEFAULT, P_ROPE_FRACTION
 from posenc_core.rope_scaling import ROPE_REGISTRY
 
 from .corpus import text_corpus
@@ -48,6 +48,7 @@ from .corpus import text_corpus
 __all__ = [
     "ENCODINGS",
     "EXTENSIONS",
+    "LIVE_DEFAULT",
     "PRESETS",
     "SCORED_BY",
     "TASKS",
@@ -62,6 +63,9 @@ __all__ = [
 
 #: The encodings the lab trains: the registry's families marked ``lab`` (:data:`posenc_core.families.LAB`).
 ENCODINGS = LAB
+#: The encodings a live run trains unless the reader chooses others (:data:`posenc_core.families.LAB_DEFAULT`): the
+#: six the page trained before the 2025 designs, whose default run takes about half a minute on 2 cores.
+LIVE_DEFAULT = LAB_DEFAULT
 #: Zero-shot context extension applied to the RoPE model at inference, by rope_type (None: plain RoPE): the
 #: registry's types marked ``in_lab``.
 EXTENSIONS = (None, *(name for name, entry in ROPE_REGISTRY.items() if entry.in_lab))
@@ -92,6 +96,7 @@ class LabConfig:
     seed: int = 0
     t5_buckets: int = 32
     t5_max_distance: int = 128
+    p_rope: float = P_ROPE_FRACTION  # p-RoPE's fraction of turning pairs (the fastest; the rest at frequency 0)
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -103,6 +108,8 @@ class LabConfig:
             raise PosEncError(f"d_model / n_heads must be an even integer, got {self.d_model} / {self.n_heads}")
         if not 0.0 < self.noise < 1.0 or self.lag < 1 or self.lag >= self.train_length:
             raise PosEncError("need 0 < noise < 1 and 1 ≤ lag < train_length")
+        if not 0.0 < self.p_rope <= 1.0:
+            raise PosEncError(f"p_rope must be in (0, 1], got {self.p_rope}")
         if self.train_length < 4:
             raise PosEncError(f"train_length must be at least 4, got {self.train_length}")
 

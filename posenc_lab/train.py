@@ -7,8 +7,10 @@ which imports no torch. Every batch is made on the training device, in bulk, wit
 **The models** are identical pre-LN decoders (same seed, same batches, same widths) whose position handling is one of
 :data:`ENCODINGS`: none (NoPE), learned absolute (a table as long as the longest evaluation; a sequence of L tokens
 feeds positions 0 … L − 2 to the model, so rows from L − 1 on are never trained — the hard wall of BERT-style tables),
-sinusoidal, RoPE, ALiBi, or T5's learned bucket bias. Everything an encoding needs at every step (the sinusoid table,
-RoPE's cos/sin, ALiBi's slopes) is a buffer made once, so a step copies nothing from the host. After training at
+sinusoidal, RoPE, ALiBi, T5's learned bucket bias, and three 2025 designs: p-RoPE (the slowest pairs stand
+still), a RoPE / NoPE hybrid stack and FoX's forget gates (:mod:`posenc_lab.hooks`). Everything an encoding needs at
+every step (the sinusoid table, RoPE's cos/sin, ALiBi's slopes) is a buffer made once, so a step copies nothing from
+the host. After training at
 ``train_length`` each is scored per position out to ``eval_factor`` × that length (retrieval: per distance), and the
 RoPE model is also run zero-shot at ``extension_factor`` × with PI, NTK-aware and YaRN frequencies taken from
 :func:`posenc_core.rope_frequencies`.
@@ -16,7 +18,7 @@ RoPE model is also run zero-shot at ``extension_factor`` × with PI, NTK-aware a
 Command line (deterministic for a seed on a given device; ``--preset gpu`` is the larger run for a CUDA machine)::
 
     python -m posenc_lab --task {lag,retrieval,text} --preset {tiny,cpu,gpu} --seeds N \
-        --out results.json [--device cpu|cuda|mps]
+        --out results.json [--device cpu|cuda|mps] [--encodings none,rope,…] [--p-rope 0.5]
 """
 
 from __future__ import annotations
@@ -262,16 +264,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, help="override the preset's training steps")
     parser.add_argument("--lag", type=int, help="the lag task's lag (default 2)")
     parser.add_argument("--encodings", help="comma-separated subset of " + ",".join(ENCODINGS))
+    parser.add_argument("--p-rope", type=float, help="p-RoPE's fraction of turning pairs (default 0.75)")
+    parser.add_argument(
+        "--add-to", help="a results file of the same task, preset and seeds: write it with these runs added"
+    )
     parser.add_argument("--device", choices=("cuda", "mps", "cpu"), help="default: CUDA, then MPS, then CPU")
     args = parser.parse_args(argv)
     overrides: dict = {"seed": args.seed}
     overrides |= {"steps": args.steps} if args.steps else {}
     overrides |= {"lag": args.lag} if args.lag else {}
+    overrides |= {"p_rope": args.p_rope} if args.p_rope else {}
     overrides |= {"encodings": tuple(args.encodings.split(","))} if args.encodings else {}
     config = dataclasses.replace(for_task(PRESETS[args.preset], args.task), **overrides)
     seeds = range(args.seed, args.seed + args.seeds)
     results = run_lab(config, seeds=seeds, device=args.device, progress=_Bar())
     results["command"] = "python -m posenc_lab " + " ".join(sys.argv[1:] if argv is None else argv)
+    if args.add_to:  # another run's encodings beside these (posenc_lab.runs.add_runs)
+        from .runs import add_runs, read_results
+
+        results = add_runs(read_results(args.add_to), results)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(results, f)
     sys.stderr.write(f"\nwrote {args.out} in {results['seconds']:.1f} s on {results['device']}\n")

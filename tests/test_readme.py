@@ -124,6 +124,7 @@ LAB_COLUMNS = (
 )
 LAB_ROWS = {"none": "none", "learned": "learned", "sinusoidal": "sinusoidal", "RoPE": "rope", "ALiBi": "alibi"}
 LAB_ROWS["T5 bias"] = "t5"
+LAB_ROWS |= {"p-RoPE": "p_rope", "RoPE/NoPE hybrid": "hybrid", "FoX": "fox"}
 
 
 def _lab_cell(run_file: str, measure: str, low: int, high: int, encoding: str) -> str:

@@ -25,6 +25,9 @@ from .built import BuiltFigure
 BLUE, ORANGE, GREEN, VERMILION = "#0072B2", "#E69F00", "#009E73", "#D55E00"
 PURPLE, SKY, YELLOW, BLACK, GREY = "#CC79A7", "#56B4E9", "#F0E442", "#000000", "#8C8C8C"
 PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILION, PURPLE, SKY, BLACK)
+# Three more for the lab's 2025 designs, from Paul Tol's "muted" scheme (also safe for colour-vision deficiencies;
+# Okabe & Ito's yellow is too pale for a line on white): the RoPE variants a green's neighbours, FoX its own hue.
+OLIVE, INDIGO, WINE = "#999933", "#332288", "#882255"
 
 _FAMILY_COLOURS = {
     "none": GREY,
@@ -34,6 +37,9 @@ _FAMILY_COLOURS = {
     "t5": PURPLE,
     "rope": GREEN,
     "alibi": VERMILION,
+    "p_rope": OLIVE,
+    "hybrid": INDIGO,
+    "fox": WINE,
 }
 #: Each encoding family, the same colour on every page: one per entry of the family registry (a family without one
 #: is a KeyError here, at import; a colour for no family is refused too).

@@ -214,7 +214,8 @@ def estimate(page: Page) -> str:
     if seconds is None:
         committed = lab.committed(page.values)
         per_seed = committed["seconds"] / len(committed["seeds"])
-        return page.t("lab.estimate_unmeasured", device=device, seconds=f"{per_seed:.0f}")
+        count = len(committed["config"]["encodings"])
+        return page.t("lab.estimate_unmeasured", device=device, seconds=f"{per_seed:.0f}", count=count)
     import_note = ""
     if not _WARM_DONE.is_set():
         imported = lab.queue().import_seconds(device)

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from posenc_core import FAMILIES
-from posenc_core.families import RELATIVE_KINDS
+from posenc_core import FAMILIES, forget_gate_bias, hybrid_rope_layers
+from posenc_core.families import RELATIVE_KINDS, p_rope_inv_freq
 from posenc_lab import runs
 from posenc_lab.queue import LabQueue, cache_dir, config_key
 from posenc_lab.runs import (
@@ -33,17 +33,22 @@ from posenc_lab.runs import (
     length_bands,
     verdict_tolerance,
 )
-from posenc_lab.tasks import ENCODINGS, PRESETS, TASKS, LabConfig, for_task, optimal_loss
+from posenc_lab.tasks import ENCODINGS, LIVE_DEFAULT, PRESETS, TASKS, LabConfig, for_task, optimal_loss
 
 from ...lesson import Check, Explain, PageEntry, Values, View, reads
 from ...memo import RESULTS, memo
 from ...state import ChoiceParam, IntParam
+from . import designs
 from . import figures as figs
 
-#: Which encodings a live run trains: all of them, or a smaller set that still tells the story faster. "absolute" and
-#: "relative" are read from the families' kinds (:data:`posenc_core.FAMILIES`): NoPE and the added codes; the pairwise
-#: biases and the rotation.
+#: Which encodings a live run trains: the six of the default run (the families not marked ``lab_opt_in``, about half a
+#: minute on 2 cores), the 2025 designs beside NoPE and RoPE, all of them, or a smaller set that still tells the story
+#: faster. "today", "absolute" and "relative" are read from the family registry (:data:`posenc_core.FAMILIES`): the
+#: opt-in families with the two they build on (no position, the rotation); NoPE and the added codes; the pairwise
+#: biases and the rotations.
 ENCODING_SETS: dict[str, tuple[str, ...]] = {
+    "classic": LIVE_DEFAULT,
+    "today": tuple(e for e in ENCODINGS if FAMILIES[e].lab_opt_in or FAMILIES[e].kind in ("none", "rotation")),
     "all": ENCODINGS,
     "absolute": tuple(e for e in ENCODINGS if FAMILIES[e].kind in ("none", "added")),
     "relative": tuple(e for e in ENCODINGS if FAMILIES[e].kind in RELATIVE_KINDS),
@@ -55,7 +60,7 @@ PARAMS = (
     ChoiceParam("source", "committed", options=("committed", "live")),
     ChoiceParam("metric", "loss", options=("loss", "accuracy")),
     ChoiceParam("lag", 2, options=(1, 2, 4, 8), widget="select_slider"),
-    ChoiceParam("set", "all", options=tuple(ENCODING_SETS), widget="radio"),
+    ChoiceParam("set", "classic", options=tuple(ENCODING_SETS), widget="radio"),
     ChoiceParam("train_length", 32, options=(16, 32, 64), widget="select_slider"),
     IntParam("steps", 300, lo=50, hi=600, step=50),
     IntParam("seed", 0, lo=0, hi=9),
@@ -307,16 +312,26 @@ VIEW = View(
     static={
         name: "committed training results, not a core computation" for name in ("by_position", "extension", "training")
     },
-    checks={"extrapolation": check_extrapolation, "inside": check_inside},
+    checks={
+        "extrapolation": check_extrapolation,
+        "inside": check_inside,
+        "hybrid": designs.check_hybrid,
+        "p_rope": designs.check_p_rope,
+        "fox": designs.check_fox,
+    },
     explain=Explain(
         latex=(
             r"x_t = \pi(x_{t-\ell}) \ \text{(prob. } 1-\varepsilon \text{), else uniform}",
             r"H^\ast = -p\ln p - (V-1)\tfrac{\varepsilon}{V}\ln\tfrac{\varepsilon}{V}",
             r"p = 1-\varepsilon+\tfrac{\varepsilon}{V}",
+            r"\text{p-RoPE: } \theta_i = b^{-2i/d} \ (i < \lfloor p\,d/2 \rfloor), \ \text{else } 0",
+            r"\text{FoX: } D_{ij} = \textstyle\sum_{l=j+1}^{i} \log \sigma(w^\top x_l + b), \quad j \le i",
         ),
-        sources=(optimal_loss, band_table),
+        sources=(optimal_loss, band_table, p_rope_inv_freq, hybrid_rope_layers, forget_gate_bias),
         paper="Press, Smith & Lewis 2022 (ALiBi, arXiv:2108.12409) §4, Fig. 1; Peng et al. 2023 (YaRN, "
-        "arXiv:2309.00071); Mohtashami & Jaggi 2023 (passkey retrieval, arXiv:2305.16300)",
+        "arXiv:2309.00071); Mohtashami & Jaggi 2023 (passkey retrieval, arXiv:2305.16300); Barbero et al. 2024 "
+        "(p-RoPE, arXiv:2410.06205); Yang et al. 2025 (RoPE/NoPE hybrid, arXiv:2501.18795); Lin et al. 2025 (FoX, "
+        "arXiv:2503.02130)",
     ),
 )
 

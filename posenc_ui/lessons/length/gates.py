@@ -77,7 +77,7 @@ def _blank_future(z: np.ndarray) -> np.ndarray:
 @uses("gate_length", "seed")
 def gate_bias_figure(v: Values, lang: str) -> go.Figure:
     m = gate_matrices(v["gate_length"], v["seed"])
-    names = ("alibi", "t5", "fox", "positions", "cope")
+    names = tuple(k for k in m if k != "z" and not k.startswith("w_"))  # the biases, in gate_matrices' order
     panels = [_blank_future(m[name].astype(np.float64)) for name in names]
     slope = alibi_slopes(ALIBI_HEADS)[ALIBI_HEAD]
     titles = [t(f"length.bias_{name}", lang, slope=f"{slope:g}") for name in names]
@@ -95,7 +95,7 @@ def gate_bias_figure(v: Values, lang: str) -> go.Figure:
 @uses("gate_length", "seed")
 def gate_weights_figure(v: Values, lang: str) -> go.Figure:
     m = gate_matrices(v["gate_length"], v["seed"])
-    names = ("none", "alibi", "fox", "cope", "stick")
+    names = tuple(k.removeprefix("w_") for k in m if k.startswith("w_"))  # the weights, in gate_matrices' order
     panels = [_blank_future(m[f"w_{name}"]) for name in names]
     return grid.panel_heatmaps(
         panels,
