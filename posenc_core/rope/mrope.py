@@ -172,7 +172,12 @@ def _section(value: object) -> tuple[int, int, int]:
 
 
 def _segment(number: int, segment: object) -> tuple[str, object]:
-    if not isinstance(segment, tuple | list) or len(segment) != 2 or segment[0] not in ("text", "image", "video"):
+    if (
+        not isinstance(segment, tuple | list)
+        or len(segment) != 2
+        or not isinstance(segment[0], str)  # before `in`: an array's `in` asks for its truth value
+        or segment[0] not in ("text", "image", "video")
+    ):
         raise PosEncError(
             f"segments[{number}] must be ('text', n), ('image', (H, W)) or ('video', (T, H, W)), got {segment!r:.60}"
         )
