@@ -174,20 +174,23 @@ def bound_at(head_dim: int, context: int) -> float:
 
 
 @memo
-def model_points(head_dim: int) -> tuple[tuple[str, int, float, bool], ...]:
-    r"""(name, context, base, holds) per preset whose layer with the largest base has this head size: the context is
-    its ``max_position_embeddings`` and "holds" says its own frequencies (scaled, partial) keep B ≥ 0 up to it.
+def model_points(head_dim: int) -> tuple[tuple[str, int, float, bool, int], ...]:
+    r"""(name, context, base, holds, still) per preset whose layer with the largest base has this head size (its
+    rotating dimensions): the context is its ``max_position_embeddings`` and "holds" says its own frequencies (scaled,
+    partial) keep B ≥ 0 up to it.
 
-    A config with ``qk_rope_head_dim`` (multi-head latent attention: DeepSeek-V3) is left out: its query–key score
-    also sums a part that never turns (``qk_nope_head_dim`` = 128 in DeepSeek-V3's config.json, absent from the
-    preset), whose pairs count as θ = 0 and by Su's argument keep B ≥ 0 at any base; the rotating part alone would
-    be drawn as failing a criterion the head meets."""
+    ``still`` is the number of dimensions of the same query–key score that never turn: multi-head latent attention
+    (DeepSeek-V3: ``qk_rope_head_dim`` = 64 rotate, ``qk_nope_head_dim`` = 128 do not) adds them to each head's score,
+    and they count as pairs at θ = 0 in B (Su's argument: 64 such pairs against 32 turning keep B ≥ 32 at any base).
+    A config with ``qk_rope_head_dim`` but no ``qk_nope_head_dim`` is left out: its criterion cannot be computed."""
     out = []
     for model in PRESET_IDS:
         preset = load_presets()[model]
         config = preset.config()
-        if "qk_rope_head_dim" in config:
+        latent = "qk_rope_head_dim" in config
+        if latent and "qk_nope_head_dim" not in config:
             continue
+        still = int(config["qk_nope_head_dim"]) if latent else 0
         rotating = [layer for layer in model_layers(config) if layer.rotates]
         if not rotating:
             continue
@@ -195,8 +198,9 @@ def model_points(head_dim: int) -> tuple[tuple[str, int, float, bool], ...]:
         context = int(config["max_position_embeddings"])
         if layer.head_dim != head_dim:
             continue
-        reach = rope_similarity_reach(layer.frequencies.inv_freq, max_distance=context - 1)
-        out.append((preset.name, context, float(layer.base), reach >= context))
+        inv = layer.frequencies.inv_freq
+        reach = rope_similarity_reach(inv, max_distance=context - 1, still_pairs=still // 2)
+        out.append((preset.name, context, float(layer.base), reach >= context, still))
     return tuple(out)
 
 
