@@ -150,7 +150,7 @@ def bounds(
     r"""The smallest base per context length (ours, on a grid; the published tables as markers) on log–log axes,
     with each model's (context, base) as a point: filled where its own B_m stays ≥ 0 over its context. A model whose
     score also sums dimensions that never turn (``m[4]`` > 0, multi-head latent attention) says so on hover."""
-    hover = f"{t('length.axis_context', lang)} %{{x:,}}<br>{t('length.axis_base', lang)} %{{y:.3g}}"
+    hover = f"{t('length.axis_context', lang)} %{{x:,}}<br>{t('length.axis_base', lang)} %{{y:,.3r}}"
     traces = [
         {
             "type": "scatter",

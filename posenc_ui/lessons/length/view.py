@@ -163,6 +163,11 @@ def check_sharpen(v: Values) -> Check:
 # --- 2. the smallest base for a context length ---------------------------------------------------------------------
 
 
+def _base(base: float) -> str:
+    r"""A base to three significant digits, written out with thousands separators: 10,000, not 1e+04."""
+    return f"{float(f'{base:.3g}'):,.0f}"
+
+
 @memo
 def _bounds(head_dim: int) -> np.ndarray:
     return rope_base_lower_bound(BOUND_LENGTHS, head_dim=head_dim, bases=BOUND_BASES)
@@ -234,7 +239,7 @@ def _similarity(head_dim: int, context: int) -> list[tuple[float, np.ndarray, np
 def similarity_figure(v: Values, lang: str) -> go.Figure:
     bound = bound_at(v["head_dim"], v["context"])
     curves = [
-        (t("length.base_bound" if base == bound else "length.base_label", lang, base=f"{base:.3g}"), values)
+        (t("length.base_bound" if base == bound else "length.base_label", lang, base=_base(base)), values)
         for base, _, values in _similarity(v["head_dim"], v["context"])
     ]
     starts = _similarity(v["head_dim"], v["context"])[0][1]
@@ -247,7 +252,7 @@ def check_bound(v: Values) -> Check:
     r"""At our bound b*, B_m ≥ 0 for every m < L (the residual is how far below 0 it goes, 0 if nowhere)."""
     base = bound_at(v["head_dim"], v["context"])
     values = rope_decay_all_ones(np.arange(v["context"]), rope_inv_freq(v["head_dim"], base=base))
-    fmt = {"base": f"{base:.3g}", "context": f"{v['context']:,}", "low": f"{values.min():.3f}"}
+    fmt = {"base": _base(base), "context": f"{v['context']:,}", "low": f"{values.min():.3f}"}
     return Check("length.check_bound", max(0.0, -float(values.min())), tolerance=0.0, fmt=fmt)
 
 
@@ -258,7 +263,7 @@ def check_below(v: Values) -> Check:
     below = float(BOUND_BASES[np.searchsorted(BOUND_BASES, base) - 1])
     inv = rope_inv_freq(v["head_dim"], base=below)
     reach = rope_similarity_reach(inv, max_distance=v["context"] - 1)
-    fmt = {"below": f"{below:.3g}", "reach": f"{reach:,}", "context": f"{v['context']:,}"}
+    fmt = {"below": _base(below), "reach": f"{reach:,}", "context": f"{v['context']:,}"}
     return Check("length.check_below", float(v["context"] - reach), expect_zero=False, tolerance=0.0, fmt=fmt)
 
 
