@@ -36,21 +36,27 @@ MAX_BASES = 4096
 _STEP = 4096
 
 
-def rope_similarity_reach(inv_freq: object, *, max_distance: int) -> int:
-    r"""The first distance m ≤ ``max_distance`` at which :math:`B_{m,\theta} = \sum_i \cos(m\theta_i) < 0`, or
+def rope_similarity_reach(inv_freq: object, *, max_distance: int, still_pairs: int = 0) -> int:
+    r"""The first distance m ≤ ``max_distance`` at which :math:`B_{m,\theta} = s + \sum_i \cos(m\theta_i) < 0`, or
     ``max_distance + 1`` if there is none: the head keeps similar tokens above random ones for distances < reach.
 
     Paper: Men et al. 2024, arXiv:2405.14591, §4 (the condition :math:`B_{m,\theta} \ge 0`). ``inv_freq`` are the
-    θ_i of one head (scaled or not: a model's own frequencies go in as they are). Scanned in steps of 4 096
-    distances through :func:`~posenc_core.rope_decay_all_ones`, stopping at the first negative value.
+    θ_i of one head (scaled or not: a model's own frequencies go in as they are). s = ``still_pairs``: pairs of the
+    same query–key score that never rotate, each adding cos 0 = 1 to the sum (Su's remark in 「Transformer升级之路：18、
+    RoPE的底数选择原则」); a θ_i = 0 in ``inv_freq`` counts the same way. Multi-head latent attention adds an unrotated
+    part of ``qk_nope_head_dim`` dimensions to each head's score (DeepSeek-V2, arXiv:2405.04434, §2.1.3): that many
+    / 2 such pairs. Scanned in steps of 4 096 distances through
+    :func:`~posenc_core.rope_decay_all_ones`, stopping at the first negative value.
     """
     inv_freq = as_array("inv_freq", inv_freq, ndim=1)
     if np.any(inv_freq < 0):
         raise PosEncError("inv_freq must be ≥ 0 (frequencies of the rotating pairs)")
     max_distance = as_int("max_distance", max_distance, lo=0, hi=MAX_REACH)
+    still_pairs = as_int("still_pairs", still_pairs, lo=0, hi=1 << 20)
     check_elements("rope_similarity_reach(distances × pairs)", (max_distance + 1, inv_freq.shape[0]))
     turning = inv_freq[inv_freq > 0]
-    still = inv_freq.shape[0] - turning.shape[0]  # pairs at θ = 0 (p-RoPE's dropped pairs) add cos 0 = 1 each
+    # pairs at θ = 0 (p-RoPE's dropped pairs, MLA's unrotated part) add cos 0 = 1 each
+    still = inv_freq.shape[0] - turning.shape[0] + still_pairs
     if turning.shape[0] == 0:
         return max_distance + 1
     for start in range(0, max_distance + 1, _STEP):

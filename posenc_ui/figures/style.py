@@ -186,22 +186,45 @@ def wrap_title(title: str, units: int = TITLE_UNITS) -> str:
     in the middle, not into a full line and a lone "0".
 
     Breaks fall at spaces, or between two Chinese characters (never before closing punctuation, never after an
-    opening one); "name = value" and "a − b" are never split; a line break the
-    title already has is kept. Tags (``<sub>``) take no room and are never split.
+    opening one). Chinese breaks after a comma, colon or other mark that ends a phrase, at a space or before an
+    opening bracket rather than inside a phrase, where that adds no line and widens no line past the plain wrap's
+    widest. "name = value" and "a − b" are never split; a line break the title already has is kept. Tags
+    (``<sub>``) take no room and are never split.
     """
     parts = _parts(title)
     greedy = _wrap(parts, units)
     fewest = greedy.count("<br>")
     if fewest == len(parts) - 1:  # every part fits on one line
         return greedy
-    narrow, wide = 1, units  # the narrowest width that still needs no more lines (greedy lines are monotone in it)
+    even = _narrowest(parts, units, fewest, prefer=False)
+    widest = _widest(greedy)
+    if _bad_breaks(even) and _wrap(parts, widest, prefer=True).count("<br>") <= fewest:  # no extra line, no wider
+        phrased = _narrowest(parts, widest, fewest, prefer=True)
+        if _bad_breaks(phrased) < _bad_breaks(even) and _widest(phrased) <= widest:
+            return phrased
+    return even
+
+
+def _widest(wrapped: str) -> int:
+    return max(_units(line) for line in _TAG.sub("", wrapped).split("<br>"))
+
+
+_TAG = re.compile(r"<(?!br>)[^>]*>")
+
+
+def _narrowest(parts: list[list[tuple[str, int]]], units: int, fewest: int, *, prefer: bool) -> str:
+    r"""The wrap at the narrowest width up to ``units`` that still needs no more than ``fewest`` breaks (greedy lines
+    are monotone in it) and, with ``prefer``, breaks no more Chinese phrases than the wrap at ``units`` does."""
+    bad = _bad_breaks(_wrap(parts, units, prefer=prefer))
+    narrow, wide = 1, units
     while narrow < wide:
         middle = (narrow + wide) // 2
-        if _wrap(parts, middle).count("<br>") <= fewest:
+        wrapped = _wrap(parts, middle, prefer=prefer)
+        if wrapped.count("<br>") <= fewest and _bad_breaks(wrapped) <= bad:
             wide = middle
         else:
             narrow = middle + 1
-    return _wrap(parts, wide)
+    return _wrap(parts, wide, prefer=prefer)
 
 
 def _parts(title: str) -> list[list[tuple[str, int]]]:
@@ -209,24 +232,61 @@ def _parts(title: str) -> list[list[tuple[str, int]]]:
     return [[(token, _units(token)) for token in _TOKEN.findall(part)] for part in title.split("<br>")]
 
 
-def _wrap(parts: list[list[tuple[str, int]]], units: int) -> str:
+#: Chinese punctuation a line had better end after (a phrase ends there), rather than between two characters of a word.
+_GOOD_END = set("，。、；：！？）」』》")
+#: A line whose last good break leaves it at least this fraction of the width breaks there instead of mid-phrase.
+_GOOD_FILL = 0.5
+
+
+def _bad_breaks(wrapped: str) -> int:
+    r"""How many of the breaks in ``wrapped`` fall between two Chinese characters mid-phrase (not after a mark of
+    :data:`_GOOD_END`, not before an opening bracket)."""
+    pairs = re.findall(rf"([{_WIDE}])<br>([{_WIDE}])", wrapped)
+    return sum(1 for before, after in pairs if before not in _GOOD_END and after not in _NO_BREAK_AFTER)
+
+
+def _good_break(tokens: list[tuple[str, int]], units: int) -> int:
+    r"""Where in the line ``tokens`` (a line of Chinese about to overflow) to break instead of at its end: the index
+    of the first token of the next line, just after the last mark of :data:`_GOOD_END`, at a space, or before an
+    opening bracket, as long as what stays is at least ``_GOOD_FILL`` of ``units``; 0 if there is no such place."""
+    width = 0
+    best = 0
+    for k, (token, size) in enumerate(tokens):
+        if k and width >= _GOOD_FILL * units:
+            before = tokens[k - 1][0]
+            if before[-1] in _GOOD_END or token.isspace() or token[0] in _NO_BREAK_AFTER:
+                best = k
+        width += size
+    return best
+
+
+def _wrap(parts: list[list[tuple[str, int]]], units: int, *, prefer: bool = False) -> str:
     r"""Greedy wrapping of the (token, width) lists of a title's parts: each line takes every token that still fits
-    within ``units``."""
+    within ``units``. With ``prefer``, a line that would break between two Chinese characters breaks at its last
+    punctuation mark, space or opening bracket instead, where that leaves the line at least half full
+    (:func:`_good_break`)."""
     lines: list[str] = []
     for part in parts:
-        line, width = "", 0
+        line: list[tuple[str, int]] = []
+        width = 0
         for token, size in part:
             if token.isspace():
-                if width:
-                    line, width = line + " ", width + 1
+                if line:
+                    line, width = [*line, (" ", 1)], width + 1
                 continue
             breakable = width and token[0] not in _NO_BREAK_BEFORE
-            if breakable and width + size > units and (line.endswith(" ") or _wide(token) or _wide(line[-1])):
-                carry = line[-1] if line[-1] in _NO_BREAK_AFTER else ""  # "（" goes down with what it opens
-                lines.append(line[: len(line) - len(carry)].rstrip())
-                line, width = carry, _units(carry)
-            line, width = line + token, width + size
-        lines.append(line.rstrip())
+            last = line[-1][0] if line else ""
+            if breakable and width + size > units and (last == " " or _wide(token) or _wide(last[-1])):
+                cut = _good_break(line, units) if prefer and _wide(token) and _wide(last[-1]) else 0
+                if not cut:
+                    cut = len(line) - (last in _NO_BREAK_AFTER)  # "（" goes down with what it opens
+                lines.append("".join(tok for tok, _ in line[:cut]).rstrip())
+                line = line[cut:]
+                while line and line[0][0] == " ":
+                    line.pop(0)
+                width = sum(n for _, n in line)
+            line, width = [*line, (token, size)], width + size
+        lines.append("".join(tok for tok, _ in line).rstrip())
     return "<br>".join(lines)
 
 

@@ -154,7 +154,11 @@ def present(page: Page, title: str, takeaway: Callable[[], None]) -> str:
     controls = figure_controls(page.view, name)
     if controls:
         side, main = st.columns([1, 3], gap="medium")
-        with side.container(height=PRESENT_HEIGHT, border=False):  # many controls scroll; the figure never moves
+        # many controls scroll beside the figure, which never moves; a few take only their own height, so that a
+        # phone, where the columns stack, shows no blank band of the fixed height under one slider
+        rows = sum(2 if getattr(page.view.param(n), "widget", None) == "text_area" else 1 for n in controls)
+        height = PRESENT_HEIGHT if CONTROL_ROW * rows > PRESENT_HEIGHT else "content"
+        with side.container(height=height, border=False):
             draw_controls(page, controls)
     else:
         main = st.container()

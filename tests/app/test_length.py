@@ -75,21 +75,28 @@ def test_the_published_tables_are_drawn_only_for_their_head_size() -> None:
         assert [len(trace.x) for trace in fig.data[1:3]] == [count, count]
 
 
-def test_an_mla_head_is_not_drawn_as_failing_the_criterion() -> None:
+def test_an_mla_head_is_drawn_as_meeting_the_criterion_at_its_rotating_size() -> None:
     r"""DeepSeek-V3's query–key head is 128 dimensions that never turn (qk_nope_head_dim, its config.json and
     transformers' DeepseekV3Config) and 64 that do: 64 pairs at θ = 0 and 32 turning. Summed by a plain loop over m,
-    B_m = 64 + Σ cos(mθ_i) ≥ 64 − 32 over the whole context, so the page must not show the model as failing."""
+    B_m = 64 + Σ cos(mθ_i) ≥ 64 − 32 over the whole context, so the page draws it filled on the d = 64 figure, below
+    the plain-head line from 2K on (as the words say), and nowhere on the d = 128 one."""
     from posenc_core import model_layers
-    from posenc_ui.lessons.length.view import model_points
+    from posenc_ui.lessons.length.view import BOUND_LENGTHS, bound_at, model_points
     from posenc_ui.presets import load_presets
 
     config = load_presets()["deepseek_v3"].config()
     (layer,) = {layer.base: layer for layer in model_layers(config) if layer.rotates}.values()
     theta = layer.frequencies.inv_freq
-    assert theta.shape == (32,)
+    assert theta.shape == (32,) and config["qk_nope_head_dim"] == 128
     low = min(64 + float(np.sum(np.cos(m * theta))) for m in range(0, config["max_position_embeddings"], 97))
     assert low >= 32.0
-    assert all(not name.startswith("DeepSeek") for name, *_ in model_points(64))
+    (point,) = [p for p in model_points(64) if p[0] == "DeepSeek-V3"]
+    assert point == ("DeepSeek-V3", 163840, 10000.0, True, 128)
+    assert all(p[0] != "DeepSeek-V3" for p in model_points(128))
+    assert [bound_at(64, int(n)) > point[2] for n in BOUND_LENGTHS if n >= 1024] == [False] + [True] * 6
+    fig = VIEW.figures["bounds"]({**DEFAULTS, "head_dim": 64}, "en")
+    filled = next(trace for trace in fig.data if trace.name.startswith("model: B_m ≥ 0"))
+    assert any(text.startswith("DeepSeek-V3 (+ 128") for text in filled.text)
 
 
 def test_llama4_multiplier_is_one_below_its_floor_and_grows_after() -> None:

@@ -118,6 +118,19 @@ def test_wrap_title_breaks_at_spaces_and_between_chinese_characters_never_inside
     assert all(not line.startswith("。") for line in chinese.split("<br>"))
 
 
+def test_chinese_titles_break_after_punctuation_or_at_a_space_not_inside_a_phrase() -> None:
+    # each was split mid-word before ("最小基<br>数", "图<br>像"): the break moves to the bracket, the colon, the space
+    bound = "各上下文长度所需的最小基数（d = 64）与真实模型"
+    assert wrap_title(bound) == "各上下文长度所需的最小基数<br>（d = 64）与真实模型"
+    assert wrap_title("(t, h, w) 编号：文本 | 图像 3×4 | 视频 3×3×4 | 文本") == (
+        "(t, h, w) 编号：文本 | 图像<br>3×4 | 视频 3×3×4 | 文本"
+    )
+    wrapped = wrap_title("按未缩放绘制：此预设缺少参数，所以这里画出的是没有缩放的频率，不是模型的")
+    assert all(line[-1] in "：，" for line in wrapped.split("<br>")[:-1]), wrapped
+    # a break inside a phrase stays where no punctuation or space leaves the line half full
+    assert wrap_title("一" * 30) == "一" * 15 + "<br>" + "一" * 15
+
+
 @given(st.lists(st.text("abcdefghij一二三", min_size=1, max_size=14), min_size=1, max_size=16))
 def test_even_lines_are_as_few_and_no_wider_than_greedy_ones(words: list[str]) -> None:
     r"""Evening the lines out never adds a line, never widens the widest, and keeps every word whole."""

@@ -118,8 +118,23 @@ def test_a_grid_that_never_reaches_gives_nan() -> None:
         ("head_dim", lambda: rope_base_lower_bound([10], head_dim=7, bases=[10.0])),
         ("max_distance", lambda: rope_similarity_reach([1.0], max_distance=-1)),
         ("inv_freq", lambda: rope_similarity_reach([-1.0], max_distance=10)),
+        ("still_pairs", lambda: rope_similarity_reach([1.0], max_distance=10, still_pairs=-1)),
     ],
 )
 def test_bad_arguments_are_refused_by_name(argument, call) -> None:
     with pytest.raises(PosEncError, match=argument):
         call()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.floats(10.0, 5e4), st.sampled_from([8, 16, 32]), st.integers(0, 6))
+def test_still_pairs_add_one_each_to_the_papers_sum(base: float, head_dim: int, still: int) -> None:
+    # B_m = s + Σ cos(m θ_i): s pairs that never turn (MLA's unrotated part), summed term by term
+    def loop(max_distance: int) -> int:
+        for m in range(max_distance + 1):
+            if still + loop_b(m, base, head_dim) < 0:
+                return m
+        return max_distance + 1
+
+    got = rope_similarity_reach(rope_inv_freq(head_dim, base=base), max_distance=3000, still_pairs=still)
+    assert got == loop(3000)

@@ -67,8 +67,9 @@ def slopes(values: np.ndarray, exponents: np.ndarray, closest: int, *, lang: str
     )
 
 
-def _grid(n_panels: int, columns: int = COLUMNS) -> tuple[int, list[dict]]:
-    r"""Rows of the panel grid and, per panel, its axis domains (row-major, top row first)."""
+def _grid(n_panels: int, columns: int = COLUMNS, gap: float = GAP) -> tuple[int, list[dict]]:
+    r"""Rows of the panel grid and, per panel, its axis domains (row-major, top row first); ``gap``: the fraction of
+    the width between two panels side by side."""
     columns = min(columns, n_panels)
     rows = -(-n_panels // columns)
     domains = []
@@ -78,7 +79,7 @@ def _grid(n_panels: int, columns: int = COLUMNS) -> tuple[int, list[dict]]:
         y1, y0 = 1 - r / rows, 1 - (r + 1) / rows
         domains.append(
             {
-                "x": [x0 + GAP / 2 * (c > 0), x1 - GAP / 2 * (c < columns - 1)],
+                "x": [x0 + gap / 2 * (c > 0), x1 - gap / 2 * (c < columns - 1)],
                 "y": [y0 + V_GAP / rows * (r < rows - 1), y1 - V_GAP / rows],
             }
         )
@@ -97,13 +98,16 @@ def panel_heatmaps(
     zmax: float | None = None,
     shared_scale: bool = True,
     columns: int = COLUMNS,
+    gap: float = GAP,
 ) -> go.Figure:
     r"""One heatmap per matrix in a grid, queries down and keys across (``positions`` are the sampled positions).
 
     ``shared_scale``: one colour axis for all panels (so heads compare); otherwise each panel has its own range and
-    no colour bar (the hover gives the values). NaN cells (masked keys) are left blank.
+    no colour bar (the hover gives the values). NaN cells (masked keys) are left blank. ``gap``: the fraction of
+    the width between panels (wider for a figure drawn in a narrow column, where the left panel's last key tick would
+    touch the next panel's query ticks).
     """
-    rows, domains = _grid(len(matrices), columns)
+    rows, domains = _grid(len(matrices), columns, gap)
     data, layout, annotations = [], {}, []
     hover = f"{axis('query', lang)} %{{y}}<br>{axis('key', lang)} %{{x}}<br>{value_name} %{{z:.4g}}"
     for p, (z, domain) in enumerate(zip(matrices, domains, strict=True)):

@@ -139,8 +139,12 @@ def _count(layers: Sequence[LayerPosition], kind: LayerPosition) -> int:
     return sum(layer.same_kind(kind) for layer in layers)
 
 
-def kind_words(kind: LayerPosition, count: int, lang: str) -> str:
-    r"""A kind of layer in one line: what it is, how many layers, base, rotary dimensions, scaling, window."""
+def kind_words(kind: LayerPosition, count: int, lang: str, *, missing: Sequence[str] = ()) -> str:
+    r"""A kind of layer in one line: what it is, how many layers, base, rotary dimensions, scaling, window.
+
+    ``missing``: the fields the preset lacks (its ``missing``). Where its scaling is among them (Phi-3-mini-128k's
+    LongRoPE factors), the line says the layer is drawn unscaled for that reason, not "no scaling". A "default" layer's
+    ``factor`` (the ratio of the context lengths, which transformers derives) stretches nothing, so it is not shown."""
     window = (
         t("extension.layer_window", lang, window=f"{kind.window:,}")
         if kind.window is not None
@@ -155,7 +159,9 @@ def kind_words(kind: LayerPosition, count: int, lang: str) -> str:
         extra += t("extension.layer_mrope", lang, section=section, layout=layout)
     if not kind.rotates:
         return t("extension.layer_nope", lang, count=count, window=window, extra=extra)
-    if (kind.factor or 1.0) != 1.0:
+    if "rope_scaling" in missing or "rope_parameters" in missing:
+        scaling = t("extension.layer_scaling_missing", lang, fields=", ".join(missing))
+    elif (kind.factor or 1.0) != 1.0 and kind.rope_type != "default":
         scaling = t("extension.layer_scaling", lang, type=kind.rope_type, factor=f"{kind.factor:g}")
     elif kind.rope_type == "default":
         scaling = t("extension.layer_plain", lang)
@@ -175,11 +181,12 @@ def kind_words(kind: LayerPosition, count: int, lang: str) -> str:
     )
 
 
-def strip_figure(layers: Sequence[LayerPosition], name: str, lang: str) -> go.Figure:
-    r"""The strip of a model's decoder layers, one cell each, coloured and named by kind (page 9 draws it too)."""
+def strip_figure(layers: Sequence[LayerPosition], name: str, lang: str, *, missing: Sequence[str] = ()) -> go.Figure:
+    r"""The strip of a model's decoder layers, one cell each, coloured and named by kind (page 9 draws it too);
+    ``missing``: the preset's missing fields, named in the legend where they are its scaling."""
     kinds = distinct_layer_types(layers)
     index = np.array([next(k for k, kind in enumerate(kinds) if layer.same_kind(kind)) for layer in layers])
-    names = [kind_words(kind, _count(layers, kind), lang) for kind in kinds]
+    names = [kind_words(kind, _count(layers, kind), lang, missing=missing) for kind in kinds]
     hover = [
         t("extension.layer_hover", lang, index=layer.index, kind=names[k].replace(" · ", "<br>"))
         for layer, k in zip(layers, index, strict=True)
@@ -212,7 +219,8 @@ def _wavelengths(layers: Sequence[LayerPosition], length: int | None, name: str,
 
 @uses("model")
 def layers_figure(v: Values, lang: str) -> go.Figure:
-    return strip_figure(preset_layers(v["model"]), t(f"extension.model.{v['model']}", lang), lang)
+    missing = load_presets()[v["model"]].missing
+    return strip_figure(preset_layers(v["model"]), t(f"extension.model.{v['model']}", lang), lang, missing=missing)
 
 
 @uses("model")

@@ -15,6 +15,9 @@ from ...state import IntParam
 from ..alibi import figures as grid
 from . import figures as figs
 
+#: The sink figure's gap between its two panels, as a fraction of its width: it sits in a half-width column at 1280 px,
+#: where the alibi grid's 0.08 let the left panel's "15" key tick crowd the right panel's query ticks.
+SINK_GAP = 0.16
 #: The sink figure's one fixed draw of causal logits (standard normal, seed 0), small enough to read cell by cell.
 SINK_LENGTH = 16
 
@@ -88,6 +91,7 @@ def sink_weights_figure(v: Values, lang: str) -> go.Figure:
         lang=lang,
         zmin=0.0,
         zmax=float(plain.max()),
+        gap=SINK_GAP,
     )
 
 

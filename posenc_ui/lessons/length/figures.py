@@ -142,14 +142,15 @@ def bounds(
     lengths: np.ndarray,
     ours: np.ndarray,
     published: Mapping[str, tuple[np.ndarray, np.ndarray]],
-    models: Sequence[tuple[str, int, float, bool]],
+    models: Sequence[tuple[str, int, float, bool, int]],
     *,
     title: str,
     lang: str,
 ) -> go.Figure:
     r"""The smallest base per context length (ours, on a grid; the published tables as markers) on log–log axes,
-    with each model's (context, base) as a point: filled where its own B_m stays ≥ 0 over its context."""
-    hover = f"{t('length.axis_context', lang)} %{{x:,}}<br>{t('length.axis_base', lang)} %{{y:.3g}}"
+    with each model's (context, base) as a point: filled where its own B_m stays ≥ 0 over its context. A model whose
+    score also sums dimensions that never turn (``m[4]`` > 0, multi-head latent attention) says so on hover."""
+    hover = f"{t('length.axis_context', lang)} %{{x:,}}<br>{t('length.axis_base', lang)} %{{y:,.3r}}"
     traces = [
         {
             "type": "scatter",
@@ -181,7 +182,7 @@ def bounds(
                 "type": "scatter",
                 "x": [m[1] for m in chosen],
                 "y": [m[2] for m in chosen],
-                "text": [m[0] for m in chosen],
+                "text": [t("length.model_still", lang, name=m[0], dims=m[4]) if m[4] else m[0] for m in chosen],
                 "mode": "markers",
                 "name": t("length.models_hold" if holds else "length.models_fail", lang),
                 "marker": {

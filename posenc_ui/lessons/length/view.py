@@ -163,6 +163,11 @@ def check_sharpen(v: Values) -> Check:
 # --- 2. the smallest base for a context length ---------------------------------------------------------------------
 
 
+def _base(base: float) -> str:
+    r"""A base to three significant digits, written out with thousands separators: 10,000, not 1e+04."""
+    return f"{float(f'{base:.3g}'):,.0f}"
+
+
 @memo
 def _bounds(head_dim: int) -> np.ndarray:
     return rope_base_lower_bound(BOUND_LENGTHS, head_dim=head_dim, bases=BOUND_BASES)
@@ -174,20 +179,23 @@ def bound_at(head_dim: int, context: int) -> float:
 
 
 @memo
-def model_points(head_dim: int) -> tuple[tuple[str, int, float, bool], ...]:
-    r"""(name, context, base, holds) per preset whose layer with the largest base has this head size: the context is
-    its ``max_position_embeddings`` and "holds" says its own frequencies (scaled, partial) keep B ≥ 0 up to it.
+def model_points(head_dim: int) -> tuple[tuple[str, int, float, bool, int], ...]:
+    r"""(name, context, base, holds, still) per preset whose layer with the largest base has this head size (its
+    rotating dimensions): the context is its ``max_position_embeddings`` and "holds" says its own frequencies (scaled,
+    partial) keep B ≥ 0 up to it.
 
-    A config with ``qk_rope_head_dim`` (multi-head latent attention: DeepSeek-V3) is left out: its query–key score
-    also sums a part that never turns (``qk_nope_head_dim`` = 128 in DeepSeek-V3's config.json, absent from the
-    preset), whose pairs count as θ = 0 and by Su's argument keep B ≥ 0 at any base; the rotating part alone would
-    be drawn as failing a criterion the head meets."""
+    ``still`` is the number of dimensions of the same query–key score that never turn: multi-head latent attention
+    (DeepSeek-V3: ``qk_rope_head_dim`` = 64 rotate, ``qk_nope_head_dim`` = 128 do not) adds them to each head's score,
+    and they count as pairs at θ = 0 in B (Su's argument: 64 such pairs against 32 turning keep B ≥ 32 at any base).
+    A config with ``qk_rope_head_dim`` but no ``qk_nope_head_dim`` is left out: its criterion cannot be computed."""
     out = []
     for model in PRESET_IDS:
         preset = load_presets()[model]
         config = preset.config()
-        if "qk_rope_head_dim" in config:
+        latent = "qk_rope_head_dim" in config
+        if latent and "qk_nope_head_dim" not in config:
             continue
+        still = int(config["qk_nope_head_dim"]) if latent else 0
         rotating = [layer for layer in model_layers(config) if layer.rotates]
         if not rotating:
             continue
@@ -195,8 +203,9 @@ def model_points(head_dim: int) -> tuple[tuple[str, int, float, bool], ...]:
         context = int(config["max_position_embeddings"])
         if layer.head_dim != head_dim:
             continue
-        reach = rope_similarity_reach(layer.frequencies.inv_freq, max_distance=context - 1)
-        out.append((preset.name, context, float(layer.base), reach >= context))
+        inv = layer.frequencies.inv_freq
+        reach = rope_similarity_reach(inv, max_distance=context - 1, still_pairs=still // 2)
+        out.append((preset.name, context, float(layer.base), reach >= context, still))
     return tuple(out)
 
 
@@ -230,7 +239,7 @@ def _similarity(head_dim: int, context: int) -> list[tuple[float, np.ndarray, np
 def similarity_figure(v: Values, lang: str) -> go.Figure:
     bound = bound_at(v["head_dim"], v["context"])
     curves = [
-        (t("length.base_bound" if base == bound else "length.base_label", lang, base=f"{base:.3g}"), values)
+        (t("length.base_bound" if base == bound else "length.base_label", lang, base=_base(base)), values)
         for base, _, values in _similarity(v["head_dim"], v["context"])
     ]
     starts = _similarity(v["head_dim"], v["context"])[0][1]
@@ -243,7 +252,7 @@ def check_bound(v: Values) -> Check:
     r"""At our bound b*, B_m ≥ 0 for every m < L (the residual is how far below 0 it goes, 0 if nowhere)."""
     base = bound_at(v["head_dim"], v["context"])
     values = rope_decay_all_ones(np.arange(v["context"]), rope_inv_freq(v["head_dim"], base=base))
-    fmt = {"base": f"{base:.3g}", "context": f"{v['context']:,}", "low": f"{values.min():.3f}"}
+    fmt = {"base": _base(base), "context": f"{v['context']:,}", "low": f"{values.min():.3f}"}
     return Check("length.check_bound", max(0.0, -float(values.min())), tolerance=0.0, fmt=fmt)
 
 
@@ -254,7 +263,7 @@ def check_below(v: Values) -> Check:
     below = float(BOUND_BASES[np.searchsorted(BOUND_BASES, base) - 1])
     inv = rope_inv_freq(v["head_dim"], base=below)
     reach = rope_similarity_reach(inv, max_distance=v["context"] - 1)
-    fmt = {"below": f"{below:.3g}", "reach": f"{reach:,}", "context": f"{v['context']:,}"}
+    fmt = {"below": _base(below), "reach": f"{reach:,}", "context": f"{v['context']:,}"}
     return Check("length.check_below", float(v["context"] - reach), expect_zero=False, tolerance=0.0, fmt=fmt)
 
 

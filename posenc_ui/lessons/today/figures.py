@@ -219,6 +219,28 @@ def norm(
     )
 
 
+def _clear_stretch(curves: Sequence[np.ndarray], *, low: float, high: float) -> float:
+    r"""The middle of the longest run of pair indices at which no curve, nor the segment it draws to a neighbour,
+    passes through [low, high] (NaN and a curve that has ended are clear): where a label in that band covers no
+    line."""
+    width = max(values.shape[0] for values in curves)
+    blocked = np.zeros(width, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        for values in curves:
+            a, b = values[:-1], values[1:]
+            segment = (np.fmin(a, b) <= high) & (np.fmax(a, b) >= low) & ~np.isnan(a) & ~np.isnan(b)
+            blocked[: values.shape[0]] |= (values >= low) & (values <= high)
+            blocked[: values.shape[0] - 1] |= segment
+            blocked[1 : values.shape[0]] |= segment
+    best, start = (0, 0), 0
+    for index, stop in enumerate([*blocked, True]):
+        if stop:
+            if index - start > best[1] - best[0]:
+                best = (start, index)
+            start = index + 1
+    return (best[0] + best[1] - 1) / 2 if best[1] > best[0] else (width - 1) / 2
+
+
 def wavelength_lines(
     curves: Sequence[np.ndarray],
     names: Sequence[str],
@@ -252,12 +274,11 @@ def wavelength_lines(
         "y1": context,
         "line": {"color": GREY, "dash": "dash", "width": 1},
     }
-    label = {  # at the right end, under the line: the lines that cross it do so further left
-        "xref": "paper",
-        "x": 1.0,
-        "xanchor": "right",
+    label = {  # just above the line, in the widest stretch of pairs where no curve passes through the text
+        "x": _clear_stretch(curves, low=context, high=10.0 * context),
+        "xanchor": "center",
         "y": float(np.log10(context)),
-        "yanchor": "top",
+        "yanchor": "bottom",
         "text": t("today.line_context", lang, length=f"{context:,}"),
         "showarrow": False,
         "font": {"color": GREY},
@@ -471,7 +492,8 @@ def cache_bars(
     lang: str,
 ) -> go.Figure:
     r"""Values cached per token per layer, stacked by part (latent, rotated key; keys, values), one bar per design,
-    its total written above it (MLA's bar is too short to read otherwise)."""
+    its total written above it (MLA's bar is too short to read otherwise) and, where a part is under 2% of the
+    tallest bar (MLA's 64-value rotated key), the parts' values in their colours under the total."""
     traces = [
         {
             "type": "bar",
@@ -484,16 +506,18 @@ def cache_bars(
         for name, values, colour in parts
     ]
     heights = [sum(values[k] for _, values, _ in parts) for k in range(len(labels))]
-    notes = [
-        {"x": label, "y": height, "text": total, "yanchor": "bottom", "showarrow": False}
-        for label, height, total in zip(labels, heights, totals, strict=True)
-    ]
+    notes = []
+    for k, (label, height, total) in enumerate(zip(labels, heights, totals, strict=True)):
+        shown = [(values[k], colour) for _, values, colour in parts if values[k] > 0]
+        if min(value for value, _ in shown) < 0.02 * max(heights):  # a part too thin to see: its value, its colour
+            total += "<br>= " + " + ".join(f"<span style='color:{c}'><b>{v:,.0f}</b></span>" for v, c in shown)
+        notes.append({"x": label, "y": height, "text": total, "yanchor": "bottom", "showarrow": False})
     return figure(
         traces,
         title=title,
         y=t("today.axis_cache", lang),
         barmode="stack",
         annotations=notes,
-        legend=legend_below(),
+        legend=legend_below() | {"traceorder": "normal"},  # the parts in stacking order, bottom first
         showlegend=True,
     )

@@ -70,7 +70,8 @@ def _name(model: str, lang: str) -> str:
 
 @uses("model")
 def layers_figure(v: Values, lang: str) -> go.Figure:
-    return strip_figure(preset_layers(v["model"]), _name(v["model"], lang), lang)
+    missing = load_presets()[v["model"]].missing
+    return strip_figure(preset_layers(v["model"]), _name(v["model"], lang), lang, missing=missing)
 
 
 def _missing(model: str) -> str:
