@@ -54,6 +54,21 @@ def test_every_task_has_a_committed_run_of_the_cpu_preset(name: str) -> None:
     assert results["command"].startswith(f"python -m posenc_lab --task {name} ")  # the command that made it
 
 
+@pytest.mark.parametrize("run", committed_runs(), ids=lambda run: run.id)
+def test_a_committed_runs_command_trains_each_of_its_encodings_once(run) -> None:
+    r"""Run as written today, each part of the stored command (``A && B``: B adds to A's file with ``--add-to``)
+    trains its ``--encodings``, or the CLI's default, all of the lab's families; together, every encoding of the
+    file exactly once, so ``--add-to`` finds none trained twice."""
+    results = read_results(run.path)
+    trained = []
+    for part in results["command"].split(" && "):
+        words = part.split()
+        assert words[:3] == ["python", "-m", "posenc_lab"]
+        trained += words[words.index("--encodings") + 1].split(",") if "--encodings" in words else LabConfig().encodings
+    assert sorted(trained) == sorted(results["config"]["encodings"])
+    assert len(trained) == len(set(trained))
+
+
 def test_every_committed_run_is_of_a_registry_task_and_in_the_one_folder() -> None:
     assert {run.path for run in committed_runs()} == set(RUNS_DIR.glob("*.json"))
     assert {run.task for run in committed_runs()} == set(TASKS)
