@@ -331,6 +331,34 @@ def reference_line(
     }
 
 
+def vertical_line(x: float, label: str, *, log_axis: bool = True) -> dict[str, list[dict]]:
+    r"""Layout keys for a labelled dotted vertical line at ``x``, its label above the plot (splat into :func:`figure`).
+
+    On a log axis plotly places shapes by value but annotations by log10(value): ``log_axis`` says which.
+    """
+    shape = {
+        "type": "line",
+        "xref": "x",
+        "x0": x,
+        "x1": x,
+        "yref": "paper",
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": INK, "dash": "dot", "width": 1.5},
+    }
+    note = {
+        "xref": "x",
+        "x": math.log10(x) if log_axis else x,
+        "yref": "paper",
+        "y": 1.0,
+        "yanchor": "bottom",
+        "text": label,
+        "showarrow": False,
+        "font": {"color": INK},
+    }
+    return {"shapes": [shape], "annotations": [note]}
+
+
 def title_layout(title: str) -> dict:
     r"""``layout.title`` for an already wrapped ``title``, its top about ``TITLE_PAD`` px below the figure's top edge.
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-from ...figures.style import BLUE, GREEN, GREY, INK, ORANGE, PURPLE, VERMILION, axis, figure, legend_below
+from ...figures.style import BLUE, GREEN, GREY, ORANGE, PURPLE, VERMILION, axis, figure, legend_below, vertical_line
 from ...i18n import t
 
 #: PI, NTK-aware and YaRN keep the colours of one family across the section; plain RoPE is grey as on the master chart.
@@ -26,31 +26,6 @@ def _line(x: np.ndarray, y: np.ndarray, name: str, key: str, hover: str, *, dash
         "line": {"color": METHOD_COLOURS[key], "dash": dash, "width": 2.5},
         "hovertemplate": hover + "<extra>%{fullData.name}</extra>",
     }
-
-
-def _marker(x: float, label: str) -> dict[str, list[dict]]:
-    r"""A labelled vertical line at ``x`` (the chosen s·L, or L)."""
-    shape = {
-        "type": "line",
-        "xref": "x",
-        "x0": x,
-        "x1": x,
-        "yref": "paper",
-        "y0": 0,
-        "y1": 1,
-        "line": {"color": INK, "dash": "dot", "width": 1.5},
-    }
-    note = {
-        "xref": "x",
-        "x": np.log10(x),
-        "yref": "paper",
-        "y": 1.0,
-        "yanchor": "bottom",
-        "text": label,
-        "showarrow": False,
-        "font": {"color": INK},
-    }
-    return {"shapes": [shape], "annotations": [note]}
 
 
 def divisors(curves: Mapping[str, np.ndarray], *, factor: float, title: str, lang: str) -> go.Figure:
@@ -84,8 +59,8 @@ def entropy(
     hover = "n = %{x:,}<br>H = %{y:.3f} nats"
     traces = [_line(lengths, np.log(lengths), t("extension.entropy.uniform", lang), "plain", hover, dash="dot")]
     traces += [_line(lengths, v, t(f"extension.entropy.{key}", lang), key, hover) for key, v in curves.items()]
-    trained = _marker(float(training_length), f"L = {training_length:,}")
-    chosen = _marker(float(current), f"s·L = {current:,}")
+    trained = vertical_line(float(training_length), f"L = {training_length:,}")
+    chosen = vertical_line(float(current), f"s·L = {current:,}")
     return figure(
         traces,
         title=title,

@@ -25,6 +25,7 @@ from ...figures.style import (
     axis,
     figure,
     legend_below,
+    vertical_line,
 )
 from ...i18n import t
 
@@ -45,46 +46,19 @@ def _line(x: np.ndarray, y: np.ndarray, name: str, colour: str, hover: str, *, d
     }
 
 
-def _vertical(x: float, label: str, *, log_x: bool = True) -> tuple[dict, dict]:
-    r"""A labelled dotted vertical line at ``x`` (shapes by value; on a log axis annotations by log10)."""
-    shape = {
-        "type": "line",
-        "xref": "x",
-        "x0": x,
-        "x1": x,
-        "yref": "paper",
-        "y0": 0,
-        "y1": 1,
-        "line": {"color": INK, "dash": "dot", "width": 1.5},
-    }
-    note = {
-        "xref": "x",
-        "x": float(np.log10(x)) if log_x else x,
-        "yref": "paper",
-        "y": 1.0,
-        "yanchor": "bottom",
-        "text": label,
-        "showarrow": False,
-        "font": {"color": INK},
-    }
-    return shape, note
-
-
 def multipliers(
     lengths: np.ndarray, curves: Mapping[str, np.ndarray], *, training_length: int, title: str, lang: str
 ) -> go.Figure:
     r"""Each scheme's logit multiplier against the number of keys n (log x), the training length L marked."""
     hover = "n = %{x:,}<br>× %{y:.3f}"
     traces = [_line(lengths, v, t(f"length.scheme.{k}", lang), SCHEME_COLOURS[k], hover) for k, v in curves.items()]
-    shape, note = _vertical(float(training_length), f"L = {training_length:,}")
     return figure(
         traces,
         title=title,
         x=t("length.axis_keys", lang),
         y=t("length.axis_multiplier", lang),
         xaxis={"type": "log"},
-        shapes=[shape],
-        annotations=[note],
+        **vertical_line(float(training_length), f"L = {training_length:,}"),
         legend=legend_below(),
         height=440,
     )
@@ -97,15 +71,13 @@ def entropy(
     hover = "n = %{x:,}<br>H = %{y:.3f}"
     traces = [_line(lengths, np.log(lengths), t("length.scheme.uniform", lang), GREY, hover, dash="dot")]
     traces += [_line(lengths, v, t(f"length.scheme.{k}", lang), SCHEME_COLOURS[k], hover) for k, v in curves.items()]
-    shape, note = _vertical(float(training_length), f"L = {training_length:,}")
     return figure(
         traces,
         title=title,
         x=t("length.axis_keys", lang),
         y=t("length.axis_entropy", lang),
         xaxis={"type": "log"},
-        shapes=[shape],
-        annotations=[note],
+        **vertical_line(float(training_length), f"L = {training_length:,}"),
         legend=legend_below(),
         height=460,
     )
