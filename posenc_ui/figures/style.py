@@ -331,6 +331,19 @@ def reference_line(
     }
 
 
+def line_trace(x: object, y: object, name: str, colour: str, hover: str, *, dash: str = "solid") -> dict:
+    r"""One named curve, 2.5 px wide, whose hover shows ``hover`` and the curve's name."""
+    return {
+        "type": "scatter",
+        "x": x,
+        "y": y,
+        "mode": "lines",
+        "name": name,
+        "line": {"color": colour, "dash": dash, "width": 2.5},
+        "hovertemplate": hover + "<extra>%{fullData.name}</extra>",
+    }
+
+
 def vertical_line(x: float, label: str, *, log_axis: bool = True) -> dict[str, list[dict]]:
     r"""Layout keys for a labelled dotted vertical line at ``x``, its label above the plot (splat into :func:`figure`).
 

@@ -9,30 +9,30 @@ from collections.abc import Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-from ...figures.style import BLUE, GREEN, GREY, ORANGE, PURPLE, VERMILION, axis, figure, legend_below, vertical_line
+from ...figures.style import (
+    BLUE,
+    GREEN,
+    GREY,
+    ORANGE,
+    PURPLE,
+    VERMILION,
+    axis,
+    figure,
+    legend_below,
+    line_trace,
+    vertical_line,
+)
 from ...i18n import t
 
 #: PI, NTK-aware and YaRN keep the colours of one family across the section; plain RoPE is grey as on the master chart.
 METHOD_COLOURS = {"plain": GREY, "linear": BLUE, "ntk": ORANGE, "yarn": GREEN, "log_n": PURPLE, "rerope": VERMILION}
 
 
-def _line(x: np.ndarray, y: np.ndarray, name: str, key: str, hover: str, *, dash: str = "solid") -> dict:
-    return {
-        "type": "scatter",
-        "x": x,
-        "y": y,
-        "mode": "lines",
-        "name": name,
-        "line": {"color": METHOD_COLOURS[key], "dash": dash, "width": 2.5},
-        "hovertemplate": hover + "<extra>%{fullData.name}</extra>",
-    }
-
-
 def divisors(curves: Mapping[str, np.ndarray], *, factor: float, title: str, lang: str) -> go.Figure:
     r"""Per pair, :math:`\theta_i/\theta'_i` for each method (log y): PI flat at s, NTK-aware rising 1 → s."""
     hover = f"{axis('pair', lang)} %{{x}}<br>θ/θ′ = %{{y:.4g}}"
     traces = [
-        _line(np.arange(values.shape[0]), values, t(f"extension.method.{key}", lang), key, hover)
+        line_trace(np.arange(values.shape[0]), values, t(f"extension.method.{key}", lang), METHOD_COLOURS[key], hover)
         for key, values in curves.items()
     ]
     return figure(
@@ -57,8 +57,15 @@ def entropy(
 ) -> go.Figure:
     r"""Mean attention entropy (nats) against the number of keys n (log x), ln n dotted, L and s·L marked."""
     hover = "n = %{x:,}<br>H = %{y:.3f} nats"
-    traces = [_line(lengths, np.log(lengths), t("extension.entropy.uniform", lang), "plain", hover, dash="dot")]
-    traces += [_line(lengths, v, t(f"extension.entropy.{key}", lang), key, hover) for key, v in curves.items()]
+    traces = [
+        line_trace(
+            lengths, np.log(lengths), t("extension.entropy.uniform", lang), METHOD_COLOURS["plain"], hover, dash="dot"
+        )
+    ]
+    traces += [
+        line_trace(lengths, v, t(f"extension.entropy.{key}", lang), METHOD_COLOURS[key], hover)
+        for key, v in curves.items()
+    ]
     trained = vertical_line(float(training_length), f"L = {training_length:,}")
     chosen = vertical_line(float(current), f"s·L = {current:,}")
     return figure(
@@ -79,7 +86,10 @@ def seen_distance(
 ) -> go.Figure:
     r"""The relative position each method hands RoPE against the true distance (log-log); L as a line."""
     hover = f"{t('extension.axis_distance', lang)} %{{x:,}}<br>→ %{{y:,.1f}}"
-    traces = [_line(distances, v, t(f"extension.seen.{key}", lang), key, hover) for key, v in curves.items()]
+    traces = [
+        line_trace(distances, v, t(f"extension.seen.{key}", lang), METHOD_COLOURS[key], hover)
+        for key, v in curves.items()
+    ]
     line = {
         "type": "line",
         "xref": "paper",

@@ -25,6 +25,7 @@ from ...figures.style import (
     axis,
     figure,
     legend_below,
+    line_trace,
     vertical_line,
 )
 from ...i18n import t
@@ -34,24 +35,14 @@ SCHEME_COLOURS = {"plain": GREY, "llama4": VERMILION, "yarn": GREEN, "log_n": PU
 BASE_COLOURS = (BLUE, ORANGE, GREEN, PURPLE, SKY, VERMILION)
 
 
-def _line(x: np.ndarray, y: np.ndarray, name: str, colour: str, hover: str, *, dash: str = "solid") -> dict:
-    return {
-        "type": "scatter",
-        "x": x,
-        "y": y,
-        "mode": "lines",
-        "name": name,
-        "line": {"color": colour, "dash": dash, "width": 2.5},
-        "hovertemplate": hover + "<extra>%{fullData.name}</extra>",
-    }
-
-
 def multipliers(
     lengths: np.ndarray, curves: Mapping[str, np.ndarray], *, training_length: int, title: str, lang: str
 ) -> go.Figure:
     r"""Each scheme's logit multiplier against the number of keys n (log x), the training length L marked."""
     hover = "n = %{x:,}<br>× %{y:.3f}"
-    traces = [_line(lengths, v, t(f"length.scheme.{k}", lang), SCHEME_COLOURS[k], hover) for k, v in curves.items()]
+    traces = [
+        line_trace(lengths, v, t(f"length.scheme.{k}", lang), SCHEME_COLOURS[k], hover) for k, v in curves.items()
+    ]
     return figure(
         traces,
         title=title,
@@ -69,8 +60,10 @@ def entropy(
 ) -> go.Figure:
     r"""Mean attention entropy (nats) against n (log x) for each scheme, ln n dotted, L marked."""
     hover = "n = %{x:,}<br>H = %{y:.3f}"
-    traces = [_line(lengths, np.log(lengths), t("length.scheme.uniform", lang), GREY, hover, dash="dot")]
-    traces += [_line(lengths, v, t(f"length.scheme.{k}", lang), SCHEME_COLOURS[k], hover) for k, v in curves.items()]
+    traces = [line_trace(lengths, np.log(lengths), t("length.scheme.uniform", lang), GREY, hover, dash="dot")]
+    traces += [
+        line_trace(lengths, v, t(f"length.scheme.{k}", lang), SCHEME_COLOURS[k], hover) for k, v in curves.items()
+    ]
     return figure(
         traces,
         title=title,
@@ -87,7 +80,7 @@ def similarity(distances: np.ndarray, curves: Sequence[tuple[str, np.ndarray]], 
     r"""B_m = Σ cos(mθ_i) against the distance m for several bases (the lowest value in each bin), 0 as a line."""
     hover = "m ≈ %{x:,}<br>B = %{y:.2f}"
     traces = [
-        _line(distances, values, name, BASE_COLOURS[k % len(BASE_COLOURS)], hover)
+        line_trace(distances, values, name, BASE_COLOURS[k % len(BASE_COLOURS)], hover)
         for k, (name, values) in enumerate(curves)
     ]
     zero = {
@@ -210,7 +203,7 @@ def row_sums(sums: Mapping[str, np.ndarray], *, title: str, lang: str) -> go.Fig
     hover = f"{axis('query', lang)} %{{x}}<br>Σ = %{{y:.4f}}"
     colours = {"plain": GREY, "sink": VERMILION}
     traces = [
-        _line(np.arange(v.shape[0]), v, t(f"length.sums_{k}", lang), colours[k], hover) | {"mode": "lines+markers"}
+        line_trace(np.arange(v.shape[0]), v, t(f"length.sums_{k}", lang), colours[k], hover) | {"mode": "lines+markers"}
         for k, v in sums.items()
     ]
     return figure(
