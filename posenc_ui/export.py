@@ -32,14 +32,24 @@ import plotly.graph_objects as go
 
 from posenc_core import PosEncError
 
-from .figures.style import EXPORT_BORDER
+from .figures.built import BuiltFigure
+from .figures.style import EXPORT_BORDER, rewrap
 from .lesson import View
 from .plotlyjs import FULL_NAME, LEAN_BUNDLE, bundle_name, bundle_text
 from .sweep import swept_figure
 
 FORMATS: tuple[str, ...] = ("html", "png", "svg")
 MIME = {"html": "text/html", "png": "image/png", "svg": "image/svg+xml"}
-IMAGE_WIDTH = 960  # px; the height is the figure's own
+IMAGE_WIDTH = 960  # px; the height is the figure's own, with its title wrapped to this width
+
+
+def at_width(fig: go.Figure, width: int = IMAGE_WIDTH) -> go.Figure:
+    r"""A copy of ``fig`` whose title is wrapped for a figure ``width`` px wide (:func:`~.figures.style.rewrap`): the
+    builders wrap it for a phone."""
+    spec = fig.to_dict()
+    return BuiltFigure({**spec, "layout": rewrap(spec.get("layout", {}), width)})
+
+
 PNG_SCALE = 2  # crisp on high-density screens and slides
 
 _kaleido_lock = threading.Lock()
@@ -49,6 +59,7 @@ _kaleido_started = False
 def html_bytes(fig: go.Figure, *, bundles: str | None = None) -> bytes:
     r"""A complete HTML page of ``fig`` with the plotly.js bundle it needs (:func:`~posenc_ui.plotlyjs.bundle_name`):
     inlined, or, with ``bundles`` (a folder URL such as ``"../"``), linked from that folder."""
+    fig = at_width(fig)
     name = bundle_name(fig)
     # auto_play=False: a figure with frames would otherwise play through them all on load and stop on the last one.
     src = (bundles or "") + name
@@ -90,11 +101,12 @@ def image_bytes(fig: go.Figure, fmt: str) -> bytes:
         raise ValueError(f"fmt must be 'png' or 'svg', got {fmt!r}")
     import kaleido
 
-    height = fig.layout.height or 420
+    spec = at_width(fig).to_dict()
+    height = spec["layout"].get("height") or 420
     opts = {"format": fmt, "width": IMAGE_WIDTH, "height": height, "scale": PNG_SCALE if fmt == "png" else 1}
     with _kaleido_lock:  # one Chromium tab at a time; sessions may click at once
         _ensure_kaleido()
-        return kaleido.calc_fig_sync(fig.to_dict(), opts=opts)
+        return kaleido.calc_fig_sync(spec, opts=opts)
 
 
 def figure_bytes(fig: go.Figure, fmt: str) -> bytes:

@@ -137,14 +137,10 @@ class BuiltFigure(go.Figure):
 
 
 def resized(fig: go.Figure, height: int, font: int | None = None) -> go.Figure:
-    r"""A copy of ``fig`` drawn ``height`` px tall, its default font ``font`` px (figures are shared between sessions:
-    never changed in place)."""
-    if isinstance(fig, BuiltFigure):
-        spec = fig.to_dict()  # fresh containers: changing the layout's height leaves the cached figure alone
-        layout = spec.setdefault("layout", {})
-        layout["height"] = height
-        if font is not None:
-            layout["font"] = {**layout.get("font", {}), "size": font}
-        return BuiltFigure(spec)
-    copy = go.Figure(fig).update_layout(height=height)
-    return copy if font is None else copy.update_layout(font_size=font)
+    r"""A copy of ``fig`` drawn ``height`` px tall, all its text enlarged to a default font of ``font`` px
+    (:func:`~.style.enlarged`; figures are shared between sessions: never changed in place)."""
+    from .style import enlarged  # style builds on this module
+
+    spec = fig.to_dict()  # fresh containers: changing the layout's height leaves the cached figure alone
+    spec = {**spec, "layout": {**spec.get("layout", {}), "height": height}}
+    return BuiltFigure(spec if font is None else enlarged(spec, font))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from types import MappingProxyType
 
 import plotly.graph_objects as go
@@ -91,6 +92,11 @@ TITLE_LINE = 20  # px a wrapped title line adds to the top margin
 TOP_MARGIN = 48  # px, the template's
 TITLE_PAD = 10  # px from the figure's top edge to its title's, whatever the figure's height
 TITLE_LIFT = 11  # px plotly draws a title of several lines higher than one of one line (see title_layout)
+#: px one unit of :data:`TITLE_UNITS` takes at :data:`TITLE_SIZE` (42 units in about 330 px).
+UNIT_PX = 330 / TITLE_UNITS
+#: The widths, in units, a title is also wrapped at for a figure drawn wider than a phone (``layout.meta.titles``):
+#: the chart component (:mod:`posenc_ui.frame.chart`) and the exports (:func:`rewrap`) pick the widest that fits.
+TITLE_WIDTHS = (TITLE_UNITS, 56, 72, 96, 128, 170)
 
 _WIDE = "\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"  # CJK, full-width forms and punctuation
 _WORD = rf"[^\s<{_WIDE}]+"
@@ -399,7 +405,10 @@ def figure(
     for name, text in (("xaxis", x), ("yaxis", y)):
         if text is not None:
             layout[name] = {"title": {"text": text}, **layout.get(name, {})}  # type: ignore[dict-item]
-    title = wrap_title(title)
+    wraps = title_wraps(title)
+    title = wraps[0][1]
+    if len(wraps) > 1:
+        layout["meta"] = {**layout.get("meta", {}), "titles": wraps}  # type: ignore[dict-item]
     for trace in data:  # a legend entry never wraps by itself: on a phone a long one ran off the right edge
         if isinstance(trace.get("name"), str) and trace.get("showlegend", True):
             trace["name"] = wrap_title(trace["name"], LEGEND_UNITS)
@@ -411,3 +420,110 @@ def figure(
         height += extra
     full = {"template": TEMPLATE, "title": title_layout(title), "height": height, **layout}
     return BuiltFigure({"data": data, "layout": full})
+
+
+def title_wraps(title: str) -> list[list]:
+    r"""``[[units, wrapped], …]``: ``title`` wrapped at each width of :data:`TITLE_WIDTHS` that breaks it differently
+    from the narrower one before (the first, :data:`TITLE_UNITS`, is what a phone shows)."""
+    wraps: list[list] = []
+    for units in TITLE_WIDTHS:
+        wrapped = wrap_title(title, units)
+        if not wraps or wrapped != wraps[-1][1]:
+            wraps.append([units, wrapped])
+        if wrapped.count("<br>") == title.count("<br>"):  # no break of its own: wider ones are the same
+            break
+    return wraps
+
+
+def title_units(width: float, size: float = TITLE_SIZE) -> float:
+    r"""How many title units fit on a line of a figure ``width`` px wide whose title is ``size`` px (the template's
+    4 px title padding and 4 px to spare taken off)."""
+    return (width - 8) / (UNIT_PX * size / TITLE_SIZE)
+
+
+def rewrap(layout: dict, width: float) -> dict:
+    r"""``layout`` (a figure dict's, from :func:`figure`) with its title wrapped for a figure ``width`` px wide: the
+    widest of ``meta.titles`` that fits, the top margin and the height changed by :data:`TITLE_LINE` per line
+    gained or lost. The chart component does the same in the browser (:mod:`posenc_ui.frame.chart`)."""
+    wraps = (layout.get("meta") or {}).get("titles")
+    title = layout.get("title") or {}
+    if not wraps or not isinstance(title, dict):
+        return layout
+    size = (title.get("font") or {}).get("size") or TITLE_SIZE
+    units = title_units(width, size)
+    text = next((w for u, w in reversed(wraps) if u <= units), wraps[0][1])
+    change = TITLE_LINE * (text.count("<br>") - str(title.get("text", "")).count("<br>"))
+    margin = dict(layout.get("margin") or {})
+    margin["t"] = margin.get("t", TOP_MARGIN) + change
+    height = (layout.get("height") or HEIGHT) + change
+    pad = {"l": 4, "t": TITLE_PAD + TITLE_LIFT * ("<br>" in text)}
+    return {**layout, "title": {**title, "text": text, "pad": pad}, "margin": margin, "height": height}
+
+
+BASE_FONT = 13  # px: the template's font size, which every other size of a figure is relative to
+
+
+def _scaled(item: dict, key: str, factor: float) -> dict:
+    r"""``item`` with the font at ``key`` ``factor`` times as large, if it sets a size."""
+    font = item.get(key)
+    if isinstance(font, dict) and isinstance(font.get("size"), int | float):
+        return {**item, key: {**font, "size": round(font["size"] * factor, 1)}}
+    return item
+
+
+def enlarged(spec: dict, font: int) -> dict:
+    r"""A figure dict (``{"data", "layout"}``) with all its text ``font`` / :data:`BASE_FONT` times as large: the
+    default font, the title (which the template sets apart), and every size a builder set itself (annotations, tick
+    labels, text in cells, colour bars). Presenter mode draws figures so, for a projector."""
+    factor = font / BASE_FONT
+    layout = dict(spec.get("layout", {}))
+    layout["font"] = {**(layout.get("font") or {}), "size": font}
+    title = layout.get("title")
+    if isinstance(title, dict):
+        size = (title.get("font") or {}).get("size") or TITLE_SIZE
+        layout["title"] = {**title, "font": {**(title.get("font") or {}), "size": round(size * factor, 1)}}
+    if isinstance(layout.get("annotations"), list | tuple):
+        layout["annotations"] = [_scaled(a, "font", factor) for a in layout["annotations"]]
+    for key, value in list(layout.items()):
+        if key.startswith(("xaxis", "yaxis")) and isinstance(value, dict):
+            layout[key] = _scaled(value, "tickfont", factor)
+    data = [_scaled(trace, "textfont", factor) for trace in spec.get("data", [])]
+    return {**spec, "data": data, "layout": layout}
+
+
+#: At most this many traces compete in view at once (a line, its markers and its band count once): past it, a
+#: figure draws the ones its text talks about and lists the rest in its legend, to be shown with a click
+#: (:func:`focused`).
+MAX_TRACES = 8
+
+
+def focused(traces: list[dict], shown: Collection[str], lang: str) -> dict[str, object]:
+    r"""Focus + context: every trace whose ``legendgroup`` is not in ``shown`` is listed in the legend only
+    (``visible: "legendonly"``: a click on its name draws it), and the legend says so. Returns the layout keys to
+    splat into :func:`figure` (the legend, below the plot, with its title); ``traces`` are changed in place."""
+    hidden = False
+    for trace in traces:
+        if trace.get("legendgroup") not in shown:
+            trace["visible"] = "legendonly"
+            hidden = True
+    legend = legend_below()
+    if hidden:
+        legend["title"] = {"text": t("figure.pick", lang), "side": "top"}
+    return {"legend": legend}
+
+
+def own_range_key(trace: dict, value_name: str, lang: str) -> dict:
+    r"""``trace`` (the first of several heatmaps, each on its own colour range ``zmin``–``zmax``) with the colour bar
+    that keys them all: its ends read "low" and "high", and its title says that each panel has its own range."""
+    return {
+        **trace,
+        "showscale": True,
+        "colorbar": {
+            "title": {"text": t("figure.own_range", lang, value=value_name), "side": "right"},
+            "tickmode": "array",
+            "tickvals": [trace["zmin"], trace["zmax"]],
+            "ticktext": [t("figure.low", lang), t("figure.high", lang)],
+            "thickness": 12,
+            "len": 0.9,
+        },
+    }

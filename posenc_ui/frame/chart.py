@@ -45,6 +45,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from ..figures import style
 from ..figures.built import figure_json
 from ..plotlyjs import LEAN_BUNDLE, LEAN_TRACES
 
@@ -89,7 +90,7 @@ const charts = (window.__posencCharts ??= (() => {
     if (next) div.drawn = Promise.all([load(next.figure), div.drawn]).then(async ([plotly]) => {
       if (div.plotly !== plotly) div.plotly?.purge(div);
       div.plotly = plotly;
-      const layout = next.figure.layout, guess = fit(div, layout);
+      const layout = wrap(div, next.figure.layout), guess = fit(div, layout);
       const react = (height) =>
         plotly.react(div, { ...next.figure, layout: { ...layout, height }, config: next.config });  // frames too
       await react(guess);
@@ -108,6 +109,15 @@ const charts = (window.__posencCharts ??= (() => {
       ...layout.margin }, w = div.clientWidth - m.l - m.r;
     return aspect && w > 0 ? Math.min(layout.height, Math.ceil(w * aspect + m.t + m.b)) : layout.height ?? 450;
   };
+  const wrap = (div, layout) => {  // layout.meta.titles: the widest wrap of the title that fits this width
+    const wraps = layout.meta?.titles, title = layout.title ?? {}, lines = (s) => String(s).split("<br>").length;
+    if (!wraps || !div.clientWidth) return layout;
+    const w = WRAP, units = (div.clientWidth - 8) / (w.unit * (title.font?.size ?? w.size) / w.size);
+    const text = (wraps.findLast((o) => o[0] <= units) ?? wraps[0])[1];
+    const more = w.line * (lines(text) - lines(title.text));
+    return { ...layout, title: { ...title, text, pad: { l: 4, t: w.pad + w.lift * (lines(text) > 1) } },
+      margin: { ...layout.margin, t: (layout.margin?.t ?? w.top) + more }, height: (layout.height ?? w.height) + more };
+  };
   const seen = new IntersectionObserver((entries) => entries.forEach((e) => e.isIntersecting && draw(e.target)));
   const show = (div, next) => {
     div.next = next;
@@ -116,7 +126,7 @@ const charts = (window.__posencCharts ??= (() => {
     if (!queue.includes(div)) queue.push(div);
     if (!draining) drain();
   };
-  return { load, show, seen, fit };
+  return { load, show, seen, fit, wrap };
 })());
 export default function ({ parentElement, data }) {
   if (!data.length) return void setTimeout(charts.load, 0);  // preload_plotly(): nothing to draw yet
@@ -127,11 +137,23 @@ export default function ({ parentElement, data }) {
     charts.seen.observe(div);
   }
   const next = JSON.parse(new TextDecoder().decode(data));
-  div.style.minHeight = `${charts.fit(div, next.figure.layout)}px`;
+  div.style.minHeight = `${charts.fit(div, charts.wrap(div, next.figure.layout))}px`;
   charts.show(div, next);
   return () => { div.next = null; charts.seen.unobserve(div); div.plotly?.purge(div); };
 }
 """
+
+
+#: What the browser needs to wrap a title as :func:`~posenc_ui.figures.style.rewrap` does.
+WRAP = {
+    "unit": round(style.UNIT_PX, 4),
+    "size": style.TITLE_SIZE,
+    "line": style.TITLE_LINE,
+    "pad": style.TITLE_PAD,
+    "lift": style.TITLE_LIFT,
+    "top": style.TOP_MARGIN,
+    "height": style.HEIGHT,
+}
 
 
 @cache
@@ -143,6 +165,7 @@ def _component() -> Any:
         .replace("LEAN", LEAN_BUNDLE.name)
         .replace("TRACES", json.dumps(LEAN_TRACES))
         .replace("CLASS", CHART_CLASS)
+        .replace("WRAP", json.dumps(WRAP))
         .strip()
     )
     return st.components.v2.component(NAME, js=script, isolate_styles=False)

@@ -38,7 +38,7 @@ STEP = "_posenc_present_step"  # (page_id, figure) set by ◀ / ▶ before the r
 PRESENT_HEIGHT = 470  # px: a 720 px projector keeps room for the title row, the takeaway and the margins
 EMBED_HEIGHT = 600  # px with no controls; a row of controls above takes ~95 px of a 720 px <iframe>
 CONTROL_ROW = 95  # px
-PRESENT_FONT = 15  # px: plotly's default 12 px is too small on a projector (the builders' own sizes still win)
+PRESENT_FONT = 18  # px: the figure's default (13 px) is too small on a projector; every size it sets grows alike
 TRUE = ("true", "1", "yes", "on")
 
 #: Presenter-only styles: larger type for a projector, less empty space above the title row, and no focus frame

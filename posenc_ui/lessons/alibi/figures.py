@@ -19,6 +19,7 @@ from ...figures.style import (
     axis,
     figure,
     legend_below,
+    own_range_key,
     reference_line,
     wrap_title,
 )
@@ -102,21 +103,33 @@ def panel_heatmaps(
 ) -> go.Figure:
     r"""One heatmap per matrix in a grid, queries down and keys across (``positions`` are the sampled positions).
 
-    ``shared_scale``: one colour axis for all panels (so heads compare); otherwise each panel has its own range and
-    no colour bar (the hover gives the values). NaN cells (masked keys) are left blank. ``gap``: the fraction of
-    the width between panels (wider for a figure drawn in a narrow column, where the left panel's last key tick would
-    touch the next panel's query ticks).
+    ``shared_scale``: one colour axis for all panels (so heads compare); otherwise each panel has its own range, and
+    one colour bar whose ends read "low" and "high" says so (the hover gives the values). Keys are named under the
+    bottom panel of each column, queries beside the left column. NaN cells (masked keys) are left blank. ``gap``: the
+    fraction of the width between panels (wider for a figure drawn in a narrow column, where the left panel's last key
+    tick would touch the next panel's query ticks).
     """
     rows, domains = _grid(len(matrices), columns, gap)
     data, layout, annotations = [], {}, []
     hover = f"{axis('query', lang)} %{{y}}<br>{axis('key', lang)} %{{x}}<br>{value_name} %{{z:.4g}}"
     for p, (z, domain) in enumerate(zip(matrices, domains, strict=True)):
         suffix = "" if p == 0 else str(p + 1)
-        scale = {"coloraxis": "coloraxis"} if shared_scale else {"showscale": False}
+        if shared_scale:
+            scale = {"coloraxis": "coloraxis"}
+        else:
+            finite = z[np.isfinite(z)]
+            scale = {"showscale": False, "zmin": float(finite.min()), "zmax": float(finite.max())}
         trace = heatmap_trace(z, x=positions, y=positions, colorscale=SEQUENTIAL, hover=hover, **scale)
+        if p == 0 and not shared_scale:
+            trace = own_range_key(trace, value_name, lang)
         data.append(trace | {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
+        bottom, left = p + columns >= len(matrices), p % columns == 0
         layout[f"xaxis{suffix}"] = {"domain": domain["x"], "anchor": f"y{suffix}", "nticks": 5}
         layout[f"yaxis{suffix}"] = {"domain": domain["y"], "anchor": f"x{suffix}", "autorange": "reversed", "nticks": 5}
+        if bottom:
+            layout[f"xaxis{suffix}"]["title"] = {"text": axis("key", lang), "standoff": 4}
+        if left:
+            layout[f"yaxis{suffix}"]["title"] = {"text": axis("query", lang), "standoff": 4}
         text = wrap_title(titles[p], TITLE_UNITS // columns)  # side by side on a phone: each its own lines
         annotations.append(
             {

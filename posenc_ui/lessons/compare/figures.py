@@ -4,14 +4,24 @@ committed runs past the training length, one panel per task with the spread over
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 
 from ...figures.heatmap import heatmap_trace
-from ...figures.style import GREY, SEQUENTIAL, TITLE_UNITS, WALL_COLOUR, axis, figure, legend_below, wrap_title
+from ...figures.style import (
+    GREY,
+    SEQUENTIAL,
+    TITLE_UNITS,
+    WALL_COLOUR,
+    axis,
+    figure,
+    focused,
+    own_range_key,
+    wrap_title,
+)
 from ...i18n import t
 
 COLUMNS = 3
@@ -53,7 +63,8 @@ def _matrix_title(text: str, centre: float, top: float) -> dict:
 
 def score_matrices(panels: Sequence[tuple[str, np.ndarray, np.ndarray]], *, length: int, lang: str) -> go.Figure:
     r"""Small multiples: one (sampled) score matrix per panel = (title, z, sampled positions), each on its own
-    colour range (the pattern, not the scale, is compared), queries down, keys across."""
+    colour range (the pattern, not the scale, is compared: one colour bar reads "low" to "high"), queries down, keys
+    across."""
     rows = -(-len(panels) // COLUMNS)
     gap_x, gap_y = 0.05, 0.1
     width, height = (1.0 - gap_x * (COLUMNS - 1)) / COLUMNS, (1.0 - gap_y * (rows - 1)) / rows
@@ -64,20 +75,19 @@ def score_matrices(panels: Sequence[tuple[str, np.ndarray, np.ndarray]], *, leng
         suffix = "" if n == 0 else str(n + 1)
         x0, y1 = col * (width + gap_x), 1.0 - row * (height + gap_y)
         finite = z[np.isfinite(z)]
-        traces.append(
-            heatmap_trace(
-                z,
-                x=positions,
-                y=positions,
-                colorscale=SEQUENTIAL,
-                zmin=float(finite.min()),
-                zmax=float(finite.max()),
-                hover=hover,
-                showscale=False,
-                xaxis=f"x{suffix}",
-                yaxis=f"y{suffix}",
-            )
+        trace = heatmap_trace(
+            z,
+            x=positions,
+            y=positions,
+            colorscale=SEQUENTIAL,
+            zmin=float(finite.min()),
+            zmax=float(finite.max()),
+            hover=hover,
+            showscale=False,
+            xaxis=f"x{suffix}",
+            yaxis=f"y{suffix}",
         )
+        traces.append(own_range_key(trace, axis("logit", lang), lang) if n == 0 else trace)
         layout |= _matrix_axes(suffix, x0, y1, width, height)
         annotations.append(_matrix_title(title, x0 + width / 2, y1))
     return figure(
@@ -223,10 +233,12 @@ def extrapolation(
     *,
     train_length: int,
     seeds: int,
+    shown: Collection[str],
     lang: str,
 ) -> go.Figure:
     r"""Panels stacked one under the other (a phone is narrow, not short): per band of positions, each encoding's
-    mean over seeds with an error bar from its lowest to its highest seed, the tolerance dotted, L dashed."""
+    mean over seeds with an error bar from its lowest to its highest seed, the tolerance dotted, L dashed. Encodings
+    not in ``shown`` are listed in the legend, drawn on a click (:func:`~posenc_ui.figures.style.focused`)."""
     n = len(panels)
     plot = n * PANEL_HEIGHT + (n - 1) * PANEL_GAP
     height = plot + TOP + BOTTOM
@@ -251,6 +263,9 @@ def extrapolation(
                 )
             )
         layout |= _band_axes(panel.bands, suffix, bottom, top)
+        layout[f"yaxis{suffix}"]["title"] = {"text": axis("excess", lang), "font": {"size": 11}}
+        if k == n - 1:  # the bands are the same in every panel: named once, under the last
+            layout[f"xaxis{suffix}"]["title"] = {"text": axis("band", lang), "font": {"size": 11}}
         notes, lines = _panel_marks(panel, suffix, bottom, top)
         annotations += notes
         shapes += lines
@@ -260,7 +275,7 @@ def extrapolation(
         height=height,
         annotations=annotations,
         shapes=shapes,
-        legend=legend_below(),
+        **focused(traces, shown, lang),
         margin={"l": 48, "r": 16, "t": TOP, "b": BOTTOM},
         hovermode="closest",
         **layout,

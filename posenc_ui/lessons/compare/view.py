@@ -23,7 +23,7 @@ from posenc_core import (
     toeplitz_linear_attention,
     toeplitz_residual,
 )
-from posenc_core.families import RELATIVE_KINDS
+from posenc_core.families import LAB_DEFAULT, RELATIVE_KINDS
 from posenc_lab.runs import (
     EXCESS_TOLERANCE,
     LEARNED_TOLERANCE,
@@ -173,7 +173,10 @@ def extrapolation_figure(v: Values, lang: str) -> go.Figure:
         )
     labels = {e: label(e, lang) for e in ENCODINGS}
     colours = {e: ENCODING_COLOURS[e] for e in ENCODINGS}
-    return figs.extrapolation(panels, labels, colours, train_length=train_length(), seeds=seeds(), lang=lang)
+    shown = [e for e in ENCODINGS if e in LAB_DEFAULT]  # the 2025 designs: listed, drawn on a click
+    return figs.extrapolation(
+        panels, labels, colours, train_length=train_length(), seeds=seeds(), shown=shown, lang=lang
+    )
 
 
 def _mark(holds: bool) -> str:

@@ -4,7 +4,7 @@ angle coverage as arcs, and real models side by side. Pure builders: arrays in, 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -21,6 +21,7 @@ from ...figures.style import (
     VERMILION,
     axis,
     figure,
+    focused,
     legend_below,
 )
 from ...i18n import t
@@ -381,13 +382,22 @@ def angle_rings(
 
 
 def model_wavelengths(
-    curves: Mapping[str, np.ndarray], lengths: Mapping[str, int], *, left_out: Sequence[str] = (), lang: str
+    curves: Mapping[str, np.ndarray],
+    lengths: Mapping[str, int],
+    *,
+    left_out: Sequence[str] = (),
+    shown: Collection[str] | None = None,
+    lang: str,
 ) -> go.Figure:
     r"""Published frequencies of several models on one chart: :math:`\lambda_i` (log) against 2i/d, a marker at the
     first pair whose wavelength exceeds the model's training length; ``left_out`` names models not drawn (the title
-    says so). Past the palette's seven colours, lines are dashed, then dotted."""
+    says so). Only the models in ``shown`` (all when None) are drawn at first, each in a colour of its own; the rest
+    are listed in the legend and drawn on a click (:func:`~posenc_ui.figures.style.focused`), past the palette's
+    seven colours dashed, then dotted."""
     traces = []
-    for n, (name, wavelength) in enumerate(curves.items()):
+    order = sorted(curves, key=lambda name: shown is not None and name not in shown)  # the drawn ones first
+    for n, name in enumerate(order):
+        wavelength = curves[name]
         x = 2.0 * np.arange(wavelength.shape[0]) / (2 * wavelength.shape[0])
         colour = PALETTE[n % len(PALETTE)]
         traces.append(
@@ -425,6 +435,6 @@ def model_wavelengths(
         x=t("extension.axis_pair_fraction", lang),
         y=t("extension.axis_wavelength", lang),
         yaxis={"type": "log", "exponentformat": "power"},
-        legend=legend_below(),
         height=480,
+        **focused(traces, list(curves) if shown is None else shown, lang),
     )

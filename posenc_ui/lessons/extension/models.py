@@ -53,10 +53,16 @@ def _published() -> tuple[dict[str, np.ndarray], dict[str, int], tuple[str, ...]
     return curves, lengths, tuple(left_out)
 
 
+#: The presets the models chart draws at first (the ones the text names); the others are a click away in its legend.
+MODELS_SHOWN = ("llama2_7b", "codellama_7b", "llama3_1_8b", "qwen2_5_7b", "qwen3_8b", "deepseek_v3", "gpt_neox_20b")
+
+
 @uses()
 def models_figure(v: Values, lang: str) -> go.Figure:
     curves, lengths, left_out = _published()
-    return figs.model_wavelengths(curves, lengths, left_out=left_out, lang=lang)
+    presets = load_presets()
+    shown = {presets[preset_id].name for preset_id in MODELS_SHOWN if preset_id in presets}
+    return figs.model_wavelengths(curves, lengths, left_out=left_out, shown=shown, lang=lang)
 
 
 @memo

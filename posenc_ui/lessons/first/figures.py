@@ -78,6 +78,7 @@ def normalized_positions(rows: Mapping[int, np.ndarray], *, lang: str) -> go.Fig
         traces,
         title=t("first.fig_normalized", lang),
         x=axis("normalized", lang),
+        y=axis("length", lang),
         height=300,
         xaxis={"range": [-0.06, 1.06]},
         yaxis={"type": "category", "categoryorder": "array", "categoryarray": [f"L = {n}" for n in rows]},

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 import numpy as np
 import plotly.graph_objects as go
 
+from posenc_core.families import LAB_DEFAULT
+
 from ...figures.style import (
     BAND_ALPHA,
     BLACK,
@@ -25,6 +27,7 @@ from ...figures.style import (
     WALL_COLOUR,
     WHITE,
     figure,
+    focused,
     legend_below,
     translucent,
 )
@@ -32,6 +35,10 @@ from ...i18n import t
 
 #: Six encodings and the optimum make a legend too wide for a phone's title row: it goes under the plot.
 LEGEND_BELOW = {"legend": legend_below(), "margin": {"l": 56, "r": 16, "t": 40, "b": 40}}
+
+#: Drawn at first: the six encodings the live run trains by default (posenc_core.families.LAB_DEFAULT); the 2025
+#: designs, two of which lie on RoPE's line, are listed in the legend and drawn on a click.
+SHOWN = frozenset(LAB_DEFAULT)
 
 #: RoPE evaluated past its training length with each zero-shot scaling, in the order the lab runs them (as trained,
 #: then the core registry's lab types: PI, NTK-aware, YaRN); a type added to the lab takes the next colour.
@@ -83,8 +90,9 @@ def _line(x: np.ndarray, y: np.ndarray, name: str, colour: str, *, dash: str = "
     }
 
 
-def _spread(x: np.ndarray, seeds: np.ndarray, name: str, colour: str) -> list[dict]:
-    r"""The mean over seeds as a line, over a band from the lowest to the highest seed (when there are several)."""
+def _spread(x: np.ndarray, seeds: np.ndarray, name: str, colour: str, *, drawn: bool = True) -> list[dict]:
+    r"""The mean over seeds as a line, over a band from the lowest to the highest seed (when there are several);
+    not ``drawn``: listed in the legend only, drawn when its name is clicked."""
     seeds = np.atleast_2d(seeds)
     traces = []
     if seeds.shape[0] > 1:
@@ -105,7 +113,7 @@ def _spread(x: np.ndarray, seeds: np.ndarray, name: str, colour: str) -> list[di
             }
         )
     traces.append(_line(x, seeds.mean(axis=0), name, colour))
-    return traces
+    return traces if drawn else [{**trace, "visible": "legendonly"} for trace in traces]
 
 
 def _axes(scored_by: str, metric: str, lang: str) -> dict[str, object]:
@@ -130,6 +138,8 @@ def _per_position(
     r"""Curves over positions (or distances), the optimum dotted, the training length L dashed."""
     if optimum is not None:
         data = [*data, _line(x, optimum, t("lab.optimum", lang), BLACK, dash="dot")]
+    shown = {trace["legendgroup"] for trace in data if trace.get("visible") != "legendonly"}
+    focus = focused(data, shown, lang)
     axes = _axes(scored_by, metric, lang)
     layout = {"xaxis": {"type": axes.pop("xaxis_type")}} if "xaxis_type" in axes else {}
     return figure(
@@ -138,7 +148,7 @@ def _per_position(
         height=460,
         **axes,
         **layout,
-        **LEGEND_BELOW,
+        **{**LEGEND_BELOW, **focus},
         **_wall(train_length, t("lab.wall", lang, length=train_length), log_axis=scored_by == "distance"),
     )
 
@@ -159,7 +169,7 @@ def by_position(
     data = [
         trace
         for name, seeds in curves.items()
-        for trace in _spread(x, seeds, t(f"enc.{name}", lang), ENCODING_COLOURS[name])
+        for trace in _spread(x, seeds, t(f"enc.{name}", lang), ENCODING_COLOURS[name], drawn=name in SHOWN)
     ]
     factor = round(float(x.max()) / train_length)
     title = t(f"lab.fig_by_position.{task}", lang, length=train_length, factor=factor)
@@ -205,12 +215,13 @@ def training(curves: Mapping[str, np.ndarray], *, steps: int, lang: str) -> go.F
     for name, seeds in curves.items():
         seeds = np.atleast_2d(seeds)
         x = np.linspace(1, steps, seeds.shape[1])
-        data += _spread(x, seeds, t(f"enc.{name}", lang), ENCODING_COLOURS[name])
+        data += _spread(x, seeds, t(f"enc.{name}", lang), ENCODING_COLOURS[name], drawn=name in SHOWN)
+    shown = {trace["legendgroup"] for trace in data if trace.get("visible") != "legendonly"}
     return figure(
         data,
         title=t("lab.fig_training", lang),
         x=t("lab.axis_step", lang),
         y=t("lab.axis_loss", lang),
         height=420,
-        **LEGEND_BELOW,
+        **{**LEGEND_BELOW, **focused(data, shown, lang)},
     )

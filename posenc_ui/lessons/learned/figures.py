@@ -316,6 +316,7 @@ def one_hot_weights(one_hot: np.ndarray, weight: np.ndarray, sizes: Sequence[int
     return figure(
         [strip, table],
         title=t("learned.fig_onehot", lang),
+        y=axis("table_row", lang),
         height=380,
         xaxis={"domain": [0.0, 0.1], "type": "category", "showticklabels": False},
         xaxis2={"domain": [0.14, 1.0], "anchor": "y", "title": {"text": axis("dim", lang)}, "dtick": 1},

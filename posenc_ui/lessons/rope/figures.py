@@ -23,6 +23,7 @@ from ...figures.style import (
     THEORY,
     VERMILION,
     WHITE,
+    axis,
     figure,
     legend_below,
     translucent,
@@ -200,6 +201,7 @@ def pairing_strip(
         [trace, links],
         title=t("rope.fig_pairs", lang, dim=dim),
         x=t("rope.axis_dim", lang),
+        y=axis("pairing", lang),
         height=300,
         yaxis={
             "autorange": "reversed",

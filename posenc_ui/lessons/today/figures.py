@@ -83,6 +83,7 @@ def reach(
         traces,
         title=title,
         x=t("today.axis_tokens", lang),
+        y=axis("layer_kind", lang),
         height=150 + 60 * len(names),
         xaxis={"type": "log", "exponentformat": "power"},
         yaxis={
@@ -391,6 +392,7 @@ def pair_axes(rows: np.ndarray, row_names: Sequence[str], *, title: str, lang: s
         [trace, *keys],
         title=title,
         x=t("today.axis_pair_speed", lang),
+        y=axis("model", lang),
         height=280,
         yaxis={"autorange": "reversed", "fixedrange": True, "automargin": True},
         xaxis={"fixedrange": True},
@@ -466,6 +468,7 @@ def fold_bars(values: Sequence[float], names: Sequence[str], *, threshold: float
     return figure(
         [trace],
         title=title,
+        x=axis("design", lang),
         y=t("today.axis_fold", lang),
         yaxis={"type": "log", "exponentformat": "power", "range": [-17, 1]},
         shapes=[
@@ -515,6 +518,7 @@ def cache_bars(
     return figure(
         traces,
         title=title,
+        x=axis("design", lang),
         y=t("today.axis_cache", lang),
         barmode="stack",
         annotations=notes,

@@ -73,7 +73,7 @@ def _weights(pair: str, dim: int, seed: int, encoding: str) -> tuple[np.ndarray,
 @uses("pair", "dim", "seed", "encoding")
 def attention_a_figure(v: Values, lang: str) -> go.Figure:
     weights, _ = _weights(v["pair"], v["dim"], v["seed"], v["encoding"])
-    return figs.attention_map(weights, tokens_of(v["pair"])[0], encoding=v["encoding"], showscale=False, lang=lang)
+    return figs.attention_map(weights, tokens_of(v["pair"])[0], encoding=v["encoding"], showscale=True, lang=lang)
 
 
 @uses("pair", "dim", "seed", "encoding")
