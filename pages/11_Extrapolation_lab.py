@@ -6,16 +6,16 @@ from posenc_ui.lessons.lab.view import VIEW, has_rope, own_settings, shown_resul
 
 with start(VIEW) as page:
     lab_runner.apply_pending(page)
-    page.text("intro")
 
     page.heading("h_results")
     page.controls("task")
+    page.figure("by_position")  # the words and choices that set it up follow it: a phone's first screen shows it
     page.controls("source", "metric")
     lab_runner.source_notice(page)
-    page.figure("by_position")
-    if own := own_settings(page.values):  # under the figure: above it, it pushed the figure off a phone's first screen
+    if own := own_settings(page.values):
         page.controls(*own)  # the chosen task's own settings (the lag task's lag)
     lab_runner.shown_caption(page)
+    page.text("intro")
     lab_runner.about_task(page)
     lab_runner.findings(page)
     page.checks("inside", "extrapolation")

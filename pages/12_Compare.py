@@ -4,21 +4,21 @@ from posenc_ui.frame import start
 from posenc_ui.lessons.compare.view import VIEW, comparison_table
 
 with start(VIEW) as page:
-    page.text("intro")
 
     @page.section()  # one slider feeds everything: a move still skips the frame and the panels around it
     def compare() -> None:
-        page.heading("h_table")
+        page.heading("h_matrices")  # a figure first: the table, above it, put it 4,000 px down a phone
+        page.figure("matrices")
         page.controls("length")
+        page.text("matrices")
+        page.text("intro")
+
+        page.heading("h_table")
         page.text("table", table=page.ask(comparison_table, page.lang))
         page.text("table_read")
         page.text("not_compared")
         page.checks("relative", "absolute", "linear", "rank")
         page.text("errata_cost")
-
-        page.heading("h_matrices")
-        page.text("matrices")
-        page.figure("matrices")
 
         page.heading("h_extrapolation")
         page.text("extrapolation")

@@ -4,13 +4,13 @@ from posenc_ui.frame import start
 from posenc_ui.lessons.sinusoidal.view import VIEW
 
 with start(VIEW) as page:
-    page.text("intro")
 
     @page.section()  # the lesson: a slider that all of it reads reruns it, not the frame around it
     def lesson() -> None:
         page.heading("h_table")
+        page.figure("heatmap")  # first: a phone's first screen shows it; the words that set it up follow
         page.controls("length", "dim", "base")
-        page.figure("heatmap")
+        page.text("intro")
         page.text("table")
         page.check("stripes")
 

@@ -4,7 +4,6 @@ from posenc_ui.frame import start
 from posenc_ui.lessons.rope.view import VIEW
 
 with start(VIEW) as page:
-    page.text("intro")
 
     def near() -> None:  # where two tokens sit: the clocks and what rests on them, then the pairing mismatch
         @page.section()  # m and n feed all four parts: clocks, derivation, relative scores, pairing
@@ -13,6 +12,7 @@ with start(VIEW) as page:
             page.figure("clocks")
             # Under the clocks: on a phone, above them, they pushed the first figure off the first screen.
             page.controls("pairs", "m", "n")
+            page.text("intro")  # under the first figure: above it, it pushed the figure off a phone's first screen
             page.text("clocks")
             page.check("turn")
             page.text("complex")

@@ -5,15 +5,15 @@ from posenc_ui.lessons.extension.models import preset_words
 from posenc_ui.lessons.extension.view import VIEW, readouts
 
 with start(VIEW) as page:
-    page.text("intro")
 
     @page.section()  # the lesson: a slider that all of it reads reruns it, not the frame around it
     def lesson() -> None:
         page.heading("h_master")
+        page.figure("wavelengths")  # first: the words and choices above it pushed it off a phone's first screen
+        page.text("intro")
         page.controls("model")
         page.controls("method")
-        page.figure("wavelengths")
-        page.controls("layer", "factor", "stretch")  # under the figure: above it, off a phone's first screen
+        page.controls("layer", "factor", "stretch")
         page.text("readout", **page.ask(readouts))
         page.text("master")
         page.checks("ntk", "dynamic", "interpolation", "uniform")

@@ -518,12 +518,18 @@ def own_range_key(trace: dict, value_name: str, lang: str) -> dict:
     return {
         **trace,
         "showscale": True,
-        "colorbar": {
-            "title": {"text": t("figure.own_range", lang, value=value_name), "side": "right"},
+        "colorbar": {  # across the foot of the figure: its words read level, on a phone too
+            "orientation": "h",
+            "title": {"text": t("figure.own_range", lang, value=value_name), "side": "bottom"},
             "tickmode": "array",
             "tickvals": [trace["zmin"], trace["zmax"]],
             "ticktext": [t("figure.low", lang), t("figure.high", lang)],
-            "thickness": 12,
-            "len": 0.9,
+            "thickness": 10,
+            "len": 0.8,
+            "x": 0.5,
+            "xanchor": "center",
+            "yref": "container",
+            "y": 0.0,
+            "yanchor": "bottom",
         },
     }
