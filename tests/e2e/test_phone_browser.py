@@ -20,9 +20,9 @@ IPHONE_UA = (
     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
     "Version/17.0 Mobile/15E148 Safari/604.1"
 )
-#: The top of the first figure (or of the first table: page 12 opens with one), px from the top of the screen.
+#: The top of the first figure, px from the top of the screen (a table is not a figure: Compare's used to stand in).
 FIRST_FIGURE_TOP = """() => {
-  const e = document.querySelector('.posenc-chart, [data-testid=stMarkdownContainer] table');
+  const e = document.querySelector('.posenc-chart');
   return e ? e.getBoundingClientRect().top : null;
 }"""
 #: Closing punctuation laid out at the start of a line: its box is a line below the text or maths just before it.
