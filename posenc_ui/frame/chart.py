@@ -33,6 +33,12 @@ wrapped title), the plot is redrawn once at the exact height (``Plotly.react`` a
 height, tried first, left a plot at its old width when the window had just narrowed). The height is fitted when a
 figure is drawn, not when the window is resized later: a figure drawn on a laptop and then narrowed keeps its height,
 at the new width, until its next redraw.
+
+A figure's title is wrapped to the width it is drawn at. The builders wrap it for a phone and keep wider wraps in
+``layout.meta.titles`` (:func:`~posenc_ui.figures.style.title_wraps`); the script draws the widest one that fits the
+chart's width at the title's font size (larger in presenter mode), and moves the top margin and the height by a line
+for each line gained or lost, as :func:`~posenc_ui.figures.style.rewrap` does for the exported files. Like the height,
+it is chosen when the figure is drawn.
 """
 
 from __future__ import annotations

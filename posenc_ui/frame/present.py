@@ -9,7 +9,8 @@ the :class:`~posenc_ui.lesson.View`, and then stops the run before the page's bl
 mode, a page cannot forget to support them, and every figure of a view is reachable whether or not the page draws it
 unconditionally.
 
-- **Presenter mode** is for a projector at 1280×720: larger type (CSS injected only in this mode), the page's key
+- **Presenter mode** is for a projector at 1280×720: larger type (CSS injected only in this mode, and every text of
+  the figure itself enlarged by :func:`~posenc_ui.figures.style.enlarged`), the page's key
   takeaway on top, the sidebar collapsed, ◀ / ▶ buttons with "3 / 7" that step through ``view.figures`` in order
   and stop at the ends (the last figure offers the next page, still in presenter mode). The ← and → keys press the
   same buttons (Streamlit's own button shortcuts: no script of ours in the browser). The step is kept in the URL as
