@@ -37,8 +37,8 @@ at the new width, until its next redraw.
 A figure's title is wrapped to the width it is drawn at. The builders wrap it for a phone and keep wider wraps in
 ``layout.meta.titles`` (:func:`~posenc_ui.figures.style.title_wraps`); the script draws the widest one that fits the
 chart's width at the title's font size (larger in presenter mode), and moves the top margin and the height by a line
-for each line gained or lost, as :func:`~posenc_ui.figures.style.rewrap` does for the exported files. Like the height,
-it is chosen when the figure is drawn.
+for each line gained or lost, as :func:`~posenc_ui.figures.style.rewrap` does for the exported files. A window resized
+later (a phone turned, a projector's window) redraws the charts whose title then wraps otherwise.
 """
 
 from __future__ import annotations
@@ -102,6 +102,7 @@ const charts = (window.__posencCharts ??= (() => {
       await react(guess);
       const height = fit(div, layout);  // with plotly's own margins
       if (height !== guess) await react((div.style.minHeight = `${height}px`, height));
+      div.shown = next;
     }).catch((error) => { div.textContent = `plotly.js: ${error}`; });
     return Promise.resolve(div.drawn);
   };
@@ -132,6 +133,13 @@ const charts = (window.__posencCharts ??= (() => {
     if (!queue.includes(div)) queue.push(div);
     if (!draining) drain();
   };
+  let resized;
+  addEventListener("resize", () => (clearTimeout(resized), resized = setTimeout(() => {  // a title that wraps anew
+    for (const div of document.querySelectorAll(".CLASS")) {
+      const last = div.shown;
+      if (last && !div.next && wrap(div, last.figure.layout).title?.text !== div.layout?.title?.text) show(div, last);
+    }
+  }, 250)));
   return { load, show, seen, fit, wrap };
 })());
 export default function ({ parentElement, data }) {

@@ -92,7 +92,8 @@ def _line(x: np.ndarray, y: np.ndarray, name: str, colour: str, *, dash: str = "
 
 def _spread(x: np.ndarray, seeds: np.ndarray, name: str, colour: str, *, drawn: bool = True) -> list[dict]:
     r"""The mean over seeds as a line, over a band from the lowest to the highest seed (when there are several);
-    not ``drawn``: listed in the legend only, drawn when its name is clicked."""
+    not ``drawn``: listed in the legend only, drawn dashed when its name is clicked (p-RoPE's line lies on RoPE's:
+    dashed, both stay visible)."""
     seeds = np.atleast_2d(seeds)
     traces = []
     if seeds.shape[0] > 1:
@@ -112,7 +113,7 @@ def _spread(x: np.ndarray, seeds: np.ndarray, name: str, colour: str, *, drawn: 
                 "name": name,
             }
         )
-    traces.append(_line(x, seeds.mean(axis=0), name, colour))
+    traces.append(_line(x, seeds.mean(axis=0), name, colour, dash="solid" if drawn else "dash"))
     return traces if drawn else [{**trace, "visible": "legendonly"} for trace in traces]
 
 
