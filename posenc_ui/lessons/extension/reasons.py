@@ -35,6 +35,7 @@ from ...memo import memo
 from ...presets import load_presets, training_length, without_scaling
 from ...state import IntParam
 from . import figures_reasons as figs
+from .entropy_table import entropy_changes_at, figure_curves
 from .layers import model_config
 
 #: Su's entropy post writes its scale as log_512 n: the toy head's training length.
@@ -125,7 +126,7 @@ def check_base_change(v: Values) -> Check:
 
 @memo
 def _entropy():
-    return entropy_by_length(ENTROPY_LENGTHS, training_length=ENTROPY_LENGTH, queries=FIGURE_QUERIES)
+    return figure_curves()  # the core's, computed once and stored (:mod:`.entropy_table`)
 
 
 @memo
@@ -150,8 +151,9 @@ def entropy_figure(v: Values, lang: str) -> go.Figure:
 @uses("factor")
 def check_entropy(v: Values) -> Check:
     r"""From n = L to s·L the plain entropy rises; Su's log-n factor keeps at most half of that rise, in the mean over
-    :data:`CHECK_QUERIES` queries (not the figure's one draw of 16): its expected share is below 0.1 at every s."""
-    rise = entropy_changes(v["factor"])
+    :data:`CHECK_QUERIES` queries (not the figure's one draw of 16): its expected share is below 0.1 at every s.
+    The means are the core's, computed once for every s and stored (:mod:`.entropy_table`): a move reads them."""
+    rise = entropy_changes_at(v["factor"])
     fmt = {"factor": v["factor"], "queries": CHECK_QUERIES, **{name: f"{value:+.2f}" for name, value in rise.items()}}
     return Check("extension.check_entropy", abs(rise["log_n"]) / rise["plain"], tolerance=0.5, fmt=fmt)
 
