@@ -16,6 +16,7 @@ import pytest
 import posenc_core.rope_scaling.entropy as core_entropy
 from posenc_core import entropy_by_length
 from posenc_ui.lessons.extension import entropy_table
+from posenc_ui.lessons.extension.reasons import ENTROPY_LENGTHS, TABLE_SETTINGS, check_entropy
 from posenc_ui.lessons.extension.view import VIEW
 from posenc_ui.state import IntParam, defaults
 
@@ -45,13 +46,13 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_the_stored_file_has_the_lessons_settings_and_every_factor_of_the_slider() -> None:
     factor = VIEW.param("factor")
     data = json.loads(entropy_table.TABLE.read_text(encoding="utf-8"))
-    assert data["settings"] == entropy_table.settings()  # else the page would silently compute live again
+    assert data["settings"] == TABLE_SETTINGS  # else the page would silently compute live again
     assert sorted(int(s) for s in data["changes"]) == list(range(factor.lo, factor.hi + 1))
 
 
 @pytest.mark.parametrize("factor", [2, 8, 64])
 def test_stored_means_are_the_cores(factor: int) -> None:
-    stored = entropy_table.entropy_changes_at(factor)
+    stored = entropy_table.stored_changes(factor, TABLE_SETTINGS)
     expected = _core_changes(factor)
     assert stored.keys() == expected.keys()
     for name, value in expected.items():
@@ -59,10 +60,8 @@ def test_stored_means_are_the_cores(factor: int) -> None:
 
 
 def test_stored_figure_curves_are_the_cores() -> None:
-    from posenc_ui.lessons.extension.reasons import ENTROPY_LENGTHS
-
     expected = entropy_by_length(ENTROPY_LENGTHS, training_length=512, queries=16)
-    stored = entropy_table.figure_curves()
+    stored = entropy_table.stored_curves(TABLE_SETTINGS)
     for name, curve in expected._asdict().items():
         np.testing.assert_allclose(getattr(stored, name), curve, rtol=1e-12, atol=1e-12)
 
@@ -71,25 +70,27 @@ def test_stored_figure_curves_are_the_cores() -> None:
 def test_every_stored_factor_is_the_cores() -> None:
     factor = VIEW.param("factor")
     for s in range(factor.lo, factor.hi + 1):
-        stored, expected = entropy_table.entropy_changes_at(s), _core_changes(s)
+        stored, expected = entropy_table.stored_changes(s, TABLE_SETTINGS), _core_changes(s)
         for name, value in expected.items():
             assert stored[name] == pytest.approx(value, rel=1e-12, abs=1e-12), (s, name)
 
 
 def test_a_file_made_with_other_settings_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path, counted) -> None:
+    r"""The check computes live (the same numbers) from a file whose settings are not the lesson's."""
     stale = json.loads(entropy_table.TABLE.read_text(encoding="utf-8"))
     stale["settings"]["check_queries"] = 128
     stale["changes"]["3"] = {"plain": 9.0, "yarn": 9.0, "log_n": 9.0}
     path = tmp_path / "entropy.json"
     path.write_text(json.dumps(stale), encoding="utf-8")
     monkeypatch.setattr(entropy_table, "TABLE", path)
-    entropy_table._stored.cache_clear()
+    entropy_table._read.cache_clear()
     try:
-        assert entropy_table.entropy_changes_at(3) != {"plain": 9.0, "yarn": 9.0, "log_n": 9.0}
-        assert counted  # computed live
+        assert entropy_table.stored_changes(3, TABLE_SETTINGS) is None
+        check = check_entropy.__wrapped__({"factor": 3})  # the recipe itself, not its cached result
+        assert check.fmt["plain"] == f"{_core_changes(3)['plain']:+.2f}" and counted  # computed live
     finally:
         monkeypatch.undo()
-        entropy_table._stored.cache_clear()
+        entropy_table._read.cache_clear()
 
 
 def test_no_recipe_of_the_page_computes_an_entropy_mean_at_any_slider_value(counted) -> None:

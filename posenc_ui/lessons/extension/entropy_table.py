@@ -1,17 +1,16 @@
-r"""The toy head's entropies that page 7 shows, computed once by the core and stored beside the lesson.
+r"""The toy head's entropies that page 7 shows, computed once by the core and stored (``assets/computed/``).
 
-The entropy check (:func:`.reasons.check_entropy`) compares the toy head's mean entropy over
-:data:`~.reasons.CHECK_QUERIES` queries at n = L and n = s·L (:func:`posenc_core.entropy_by_length`): up to
-3 × 256 × 32 768 exponentials and 8 M normal draws a factor, 0.3–1.8 s of a server process on the 2-core machine.
-The page queue (:mod:`posenc_ui.turns`) runs one page script at a time, so every student of that process waited
-while one moved s, and page 7's reruns cost ten times the others' (issue 46). The entropy figure's curves (36 lengths,
-16 queries: 0.3 s) are the same for every reader. Neither depends on the model, the method, another slider or the
-reader: s alone picks the check's means. So both are computed once, by the core, for every s of the slider, and
-kept in ``entropy.json`` beside this module with the settings that made them; a move of s reads them.
-``tests/app/test_extension_perf.py`` recomputes them with the core and compares; a stored file whose settings no
-longer match the lesson's is ignored, and the page computes live as before.
+The entropy check (:func:`.reasons.check_entropy`) compares the toy head's mean entropy over 256 queries at n = L
+and n = s·L (:func:`posenc_core.entropy_by_length`): up to 3 × 256 × 32 768 exponentials and 8 M normal draws a
+factor, 0.3–1.8 s of a server process on the 2-core machine. The page queue (:mod:`posenc_ui.turns`) runs one page
+script at a time, so every student of that process waited while one moved s, and page 7's reruns cost ten times the
+others' (issue 46). The entropy figure's curves (36 lengths, 16 queries: 0.3 s) are the same for every reader.
+Neither depends on the model, the method, another slider or the reader: s alone picks the check's means. So both are
+computed once, by the core, for every s of the slider, and kept in :data:`TABLE` with the settings that made them; a
+move of s reads them. ``tests/app/test_extension_perf.py`` recomputes them with the core and compares; a file whose
+settings are not the lesson's is ignored (the page computes live, as before). To rewrite it (20 s):
 
-    python -c "from posenc_ui.lessons.extension import entropy_table; entropy_table.main()"   # rewrite it (20 s)
+    python -m posenc_ui.lessons.extension.entropy_write
 """
 
 from __future__ import annotations
@@ -19,81 +18,66 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from posenc_core import EntropyCurves, entropy_by_length
 
-TABLE = Path(__file__).with_name("entropy.json")
+from ...paths import COMPUTED
+
+TABLE = COMPUTED / "extension_entropy.json"
 
 
-def settings() -> dict[str, Any]:
-    r"""What the stored numbers depend on besides s: the toy head's L, its lengths, σ, the queries and the draw."""
-    from .reasons import CHECK_QUERIES, ENTROPY_LENGTH, ENTROPY_LENGTHS, FIGURE_QUERIES
-
-    std = inspect.signature(entropy_by_length).parameters["std"].default  # the lesson leaves σ at the core's default
+def settings(training_length: int, lengths: Sequence[int], figure_queries: int, check_queries: int) -> dict[str, Any]:
+    r"""What the stored numbers depend on besides s: the toy head's L, the figure's lengths, the queries of the figure
+    and of the check, σ (the core's default, which the lesson keeps) and the draw (seed 0)."""
+    std = inspect.signature(entropy_by_length).parameters["std"].default
     return {
-        "training_length": ENTROPY_LENGTH,
-        "lengths": [int(n) for n in ENTROPY_LENGTHS],
-        "figure_queries": FIGURE_QUERIES,
-        "check_queries": CHECK_QUERIES,
+        "training_length": int(training_length),
+        "lengths": [int(n) for n in lengths],
+        "figure_queries": int(figure_queries),
+        "check_queries": int(check_queries),
         "std": std,
         "seed": 0,
     }
 
 
 @functools.cache
-def _stored() -> dict[str, Any]:
-    r"""The file's contents; empty when it is missing or was made with other settings than the lesson's (read once a
-    process: the file changes only with the code)."""
+def _read() -> dict[str, Any]:
+    r"""The file's contents (read once a process: it changes only with the code); empty when it is missing."""
     try:
-        data = json.loads(TABLE.read_text(encoding="utf-8"))
+        return json.loads(TABLE.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return data if data.get("settings") == settings() else {}
 
 
-def figure_curves() -> EntropyCurves:
-    r"""The entropy figure's curves: :func:`posenc_core.entropy_by_length` at the lesson's lengths over
-    :data:`~.reasons.FIGURE_QUERIES` queries, as stored (else computed now)."""
-    stored = _stored().get("curves")
-    if stored is not None:
-        return EntropyCurves(**{name: np.array(curve) for name, curve in stored.items()})
-    return compute_curves()
+def _stored(made_with: Mapping[str, Any]) -> dict[str, Any]:
+    data = _read()
+    return data if data.get("settings") == dict(made_with) else {}
 
 
-def entropy_changes_at(factor: int) -> dict[str, float]:
-    r"""Curve → the check's mean entropy change from n = L to n = s·L, as stored (else computed now by
-    :func:`.reasons.entropy_changes`, which caches it)."""
-    stored = _stored().get("changes", {}).get(str(factor))
-    if stored is not None:
-        return dict(stored)
-    from .reasons import entropy_changes
-
-    return entropy_changes(factor)
+def stored_curves(made_with: Mapping[str, Any]) -> EntropyCurves | None:
+    r"""The entropy figure's curves as stored, if the file was made with ``made_with`` (:func:`settings`)."""
+    curves = _stored(made_with).get("curves")
+    return None if curves is None else EntropyCurves(**{name: np.array(c) for name, c in curves.items()})
 
 
-def compute_curves() -> EntropyCurves:
-    r"""The entropy figure's curves, computed by the core (0.3 s)."""
-    from .reasons import ENTROPY_LENGTH, ENTROPY_LENGTHS, FIGURE_QUERIES
-
-    return entropy_by_length(ENTROPY_LENGTHS, training_length=ENTROPY_LENGTH, queries=FIGURE_QUERIES)
-
-
-def compute(factors: range) -> dict[str, Any]:
-    r"""The file's contents: the settings, the figure's curves and every factor's means, computed by the core."""
-    from .reasons import entropy_changes
-
-    curves = {name: [float(x) for x in curve] for name, curve in compute_curves()._asdict().items()}
-    return {"settings": settings(), "curves": curves, "changes": {str(s): entropy_changes(s) for s in factors}}
+def stored_changes(factor: int, made_with: Mapping[str, Any]) -> dict[str, float] | None:
+    r"""Curve → the check's mean entropy change from n = L to n = s·L as stored, if the file was made with
+    ``made_with`` and holds s."""
+    changes = _stored(made_with).get("changes", {}).get(str(factor))
+    return None if changes is None else dict(changes)
 
 
-def main() -> None:
-    r"""Rewrite :data:`TABLE` for every factor the lesson's slider reaches."""
-    from .view import VIEW
-
-    factor = VIEW.param("factor")
-    TABLE.write_text(json.dumps(compute(range(factor.lo, factor.hi + 1)), indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {TABLE}")
+def write(made_with: Mapping[str, Any], curves: EntropyCurves, changes: Mapping[int, Mapping[str, float]]) -> None:
+    r"""Rewrite :data:`TABLE`: the settings, the figure's curves and each factor's means."""
+    data = {
+        "settings": dict(made_with),
+        "curves": {name: [float(x) for x in curve] for name, curve in curves._asdict().items()},
+        "changes": {str(s): {name: float(x) for name, x in c.items()} for s, c in changes.items()},
+    }
+    TABLE.parent.mkdir(parents=True, exist_ok=True)
+    TABLE.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    _read.cache_clear()
