@@ -1,4 +1,4 @@
-r"""One process of a class's deployment: the lab's warm-up first, then ``streamlit run`` with the arguments given.
+r"""One process of a class's deployment: the warm-ups first, then ``streamlit run`` with the arguments given.
 
     python -m posenc_ui.serve.backend app.py --server.port 8601 ...
 
@@ -8,20 +8,53 @@ holds the interpreter for seconds: in a round of 20 students (``bench/load.py``,
 taking turns, 2026-11-26) the p95 was 1.03-1.47 s with the warm-up inside the round and 0.51-0.60 s with it done
 before. Here it runs while the process waits for its first student. The cost is memory: every process holds torch
 from the start.
+
+Every page's figures and checks at its defaults, in both languages, are computed here too (:func:`warm_pages`): what
+every student sees first, and what reads no parameter (Sinusoidal's probe over twelve random blocks, Compare's rank
+check, page 10's entropy curves: seconds each on the 2-core machine, once a process). Computed by the first student
+of each page, they had held every other student of the process in the page queue behind that rerun (issue 46).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterable, Sequence
 
 from streamlit.web.cli import main as streamlit_main
 
+from posenc_core import PosEncError
+
+from ..i18n import LANGS
+from ..lesson import View
+from ..lessons import VIEWS
 from ..lessons.lab.runner import warm_up
+from ..state import defaults
+
+
+def warm_pages(views: Iterable[View] = VIEWS, langs: Iterable[str] = LANGS) -> int:
+    r"""Compute every cached figure and check of ``views`` at their defaults in each language (into the shared
+    memory, :mod:`posenc_ui.memo`); return how many. A recipe the core refuses at its defaults is skipped here (the
+    page says why when it is drawn); recipes that are not cached (:func:`~posenc_ui.lesson.reads`) are left alone."""
+    done = 0
+    for view in views:
+        for lang in langs:
+            values = defaults(view.params, lang)
+            recipes = [(r, (lang,)) for r in view.figures.values()] + [(r, ()) for r in view.checks.values()]
+            for recipe, rest in recipes:
+                if not getattr(recipe, "cached", False):
+                    continue
+                try:
+                    recipe(values, *rest)
+                except PosEncError:
+                    continue
+                done += 1
+    return done
 
 
 def main(args: Sequence[str]) -> None:
     warm_up()  # a thread of its own: the server starts at once
+    threading.Thread(target=warm_pages, name="posenc-page-warm-up", daemon=True).start()
     sys.argv = ["streamlit", "run", *args]  # what Streamlit shows as its command line
     streamlit_main(prog_name="streamlit")
 
