@@ -17,8 +17,10 @@ of each page, they had held every other student of the process in the page queue
 
 from __future__ import annotations
 
+import socket
 import sys
 import threading
+import time
 from collections.abc import Iterable, Sequence
 
 from streamlit.web.cli import main as streamlit_main
@@ -27,15 +29,16 @@ from posenc_core import PosEncError
 
 from ..i18n import LANGS
 from ..lesson import View
-from ..lessons import VIEWS
 from ..lessons.lab.runner import warm_up
 from ..state import defaults
 
 
-def warm_pages(views: Iterable[View] = VIEWS, langs: Iterable[str] = LANGS) -> int:
+def warm_pages(views: Iterable[View] | None = None, langs: Iterable[str] = LANGS) -> int:
     r"""Compute every cached figure and check of ``views`` at their defaults in each language (into the shared
     memory, :mod:`posenc_ui.memo`); return how many. A recipe the core refuses at its defaults is skipped here (the
     page says why when it is drawn); recipes that are not cached (:func:`~posenc_ui.lesson.reads`) are left alone."""
+    if views is None:
+        from ..lessons import VIEWS as views  # here, not above: the server starts before every page is imported
     done = 0
     for view in views:
         for lang in langs:
@@ -52,9 +55,34 @@ def warm_pages(views: Iterable[View] = VIEWS, langs: Iterable[str] = LANGS) -> i
     return done
 
 
+def _port(args: Sequence[str]) -> int:
+    r"""The port ``streamlit run`` is given (``--server.port N`` or ``--server.port=N``; Streamlit's 8501 if none)."""
+    for i, arg in enumerate(args):
+        if arg == "--server.port" and i + 1 < len(args):
+            return int(args[i + 1])
+        if arg.startswith("--server.port="):
+            return int(arg.split("=", 1)[1])
+    return 8501
+
+
+def warm_pages_once_serving(port: int, *, timeout: float = 300.0) -> None:
+    r""":func:`warm_pages` once the server accepts connections on ``port``: begun at once, the warm-up held the
+    interpreter while Streamlit started, and a busy 2-core machine's server then missed its 60 s start-up limit."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+                break
+        except OSError:
+            time.sleep(0.2)
+    warm_pages()
+
+
 def main(args: Sequence[str]) -> None:
     warm_up()  # a thread of its own: the server starts at once
-    threading.Thread(target=warm_pages, name="posenc-page-warm-up", daemon=True).start()
+    threading.Thread(
+        target=warm_pages_once_serving, args=(_port(args),), name="posenc-page-warm-up", daemon=True
+    ).start()
     sys.argv = ["streamlit", "run", *args]  # what Streamlit shows as its command line
     streamlit_main(prog_name="streamlit")
 
