@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from load_session import Session, new_value  # noqa: E402
 from server import free_port, start_server, stop_server  # noqa: E402
 
+from posenc_ui import catalog  # noqa: E402
 from posenc_ui.frame.process import BLAS_ENV, NO_DELAY_ENV  # noqa: E402
 
 #: Each comparison: the app's setting first, then the one it turns back.
@@ -44,7 +45,7 @@ COMPARISONS = {
     "blas": {"one BLAS thread": {}, "BLAS's own threads": {BLAS_ENV: "auto"}},
     "nagle": {"Nagle off": {}, "Nagle on": {NO_DELAY_ENV: "off"}},
 }
-LAB = "Extrapolation_lab"  # its sliders start training runs: bench/bench_lab.py measures those
+LAB = catalog.BY_ID["lab"].url_path  # its sliders start training runs: bench/bench_lab.py measures those
 
 
 def cpu_seconds(proc: psutil.Process) -> float:
@@ -105,7 +106,7 @@ def bench(moves: int, pages: list[str] | None, seed: int, compare: str = "blas",
             tabs[name] = Session(f"http://127.0.0.1:{port}", deadline=60)
             tabs[name].connect()
             tabs[name].rerun()
-        paths = pages or [path for path in tabs[app].pages if path and path != LAB]
+        paths = pages or [page.url_path for page in catalog.PAGES if page.url_path != LAB]  # the registry
         rows = []
         for path in paths:
             for _ in range(2):  # the second run is the one kept: imports and caches are warm

@@ -43,6 +43,7 @@ class Stats:
     r"""Everything a session measured (shared by its thread and the reporter; appended only)."""
 
     times: list[float] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)  # the page of each rerun in ``times`` (its URL path, or "home")
     errors: list[str] = field(default_factory=list)
     upstreams: list[str] = field(default_factory=list)  # X-Upstream of each connection (behind nginx)
     reconnects: int = 0
@@ -237,6 +238,7 @@ def walk(
             # a browser reconnects at once and reruns the page it shows (once; later actions retry again)
             return act(page_hash, None, f"{where} (reconnect)", retry=False) if retry else None
         stats.times.append(run.seconds)
+        stats.paths.append(where.split(" ", 1)[0])  # the page's URL path ("home" for the home page)
         stats.by_page.setdefault(where, []).append(run.seconds)
         stats.errors.extend(f"{where}: {e}" for e in run.errors)
         stats.log.append((time.monotonic(), "error" if run.errors else "ok"))
