@@ -36,6 +36,8 @@ class Run:
     sliders: dict[str, Slider] = field(default_factory=dict)
     fragments: dict[str, str] = field(default_factory=dict)  # slider id → the section (fragment) that drew it
     errors: list[str] = field(default_factory=list)
+    received: int = 0  # bytes of the ForwardMsgs the rerun brought (a count: unlike its seconds, load cannot move it)
+    messages: int = 0
 
 
 @dataclass
@@ -119,6 +121,8 @@ class Session:
                 raise websocket.WebSocketConnectionClosedException("connection closed by the server")
             if isinstance(data, str):
                 continue
+            run.received += len(data)
+            run.messages += 1
             fwd = ForwardMsg()
             fwd.ParseFromString(data)
             if self._receive(fwd, run):
