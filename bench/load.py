@@ -51,6 +51,7 @@ from server import free_port, start_server, stop_server  # noqa: E402
 
 from posenc_ui import catalog  # noqa: E402
 from posenc_ui.serve import deployment  # noqa: E402
+from posenc_ui.serve.backend import WARM_PAGES_ENV  # noqa: E402
 from posenc_ui.turns import QUEUE_ENV  # noqa: E402
 
 #: A class's goals (issues 3 and 46): p95 under 1 s in every round, and from the second round on (caches warm) under
@@ -370,11 +371,17 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--warm",
         action="store_true",
-        help="start the server as `python -m posenc_ui.serve` starts each process (the lab warmed up "
-        "first), and begin once it has finished (its CPU quiet)",
+        help="start the server as `python -m posenc_ui.serve` starts each process (the lab and every "
+        "page's defaults warmed up first), and begin once it has finished (its CPU quiet)",
+    )
+    ap.add_argument(
+        "--cold-pages",
+        action="store_true",
+        help="with --processes or --warm: skip the pages' warm-up (every page's defaults computed before the class; "
+        "$POSENC_WARM_PAGES=off), so each page's first visit in each process is cold",
     )
     ap.add_argument("--json", type=Path, help="write the figures here")
-    ap.add_argument("--check", action="store_true", help="exit 1 unless the goals hold")
+    ap.add_argument("--check", action="store_true", help="exit 1 unless the goals hold (it prints them)")
     return ap.parse_args(argv)
 
 
@@ -387,6 +394,8 @@ def served(args: argparse.Namespace) -> Iterator[tuple[str, list[int]]]:
         return
     if args.queue is not None:
         os.environ[QUEUE_ENV] = args.queue  # the servers inherit this process's environment
+    if args.cold_pages:
+        os.environ[WARM_PAGES_ENV] = "off"
     if args.processes:
         with deployment(args.processes) as dep:
             for proc in dep.backends:

@@ -17,6 +17,7 @@ of each page, they had held every other student of the process in the page queue
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import threading
@@ -78,11 +79,17 @@ def warm_pages_once_serving(port: int, *, timeout: float = 300.0) -> None:
     warm_pages()
 
 
+#: ``POSENC_WARM_PAGES=off`` starts a backend without :func:`warm_pages` (``bench/load.py --cold-pages``: a class
+#: arriving at a process that has computed nothing, e.g. to measure a page's cold cost).
+WARM_PAGES_ENV = "POSENC_WARM_PAGES"
+
+
 def main(args: Sequence[str]) -> None:
     warm_up()  # a thread of its own: the server starts at once
-    threading.Thread(
-        target=warm_pages_once_serving, args=(_port(args),), name="posenc-page-warm-up", daemon=True
-    ).start()
+    if os.environ.get(WARM_PAGES_ENV, "on").strip().lower() != "off":
+        threading.Thread(
+            target=warm_pages_once_serving, args=(_port(args),), name="posenc-page-warm-up", daemon=True
+        ).start()
     sys.argv = ["streamlit", "run", *args]  # what Streamlit shows as its command line
     streamlit_main(prog_name="streamlit")
 
