@@ -13,8 +13,9 @@ cost is the CPU its server used from the move until both servers have answered a
 passed (0.3 by default): an OpenBLAS worker that spins after its product counts where it spins. The gap matters to
 Nagle's algorithm too: after a connection has been quiet for about 0.2 s, Linux acknowledges the next data at once,
 so only replies that follow each other closely (arrow keys pressed in a row: ``--gap 0.05``) wait on a delayed
-acknowledgement. Also reported: the time to the rerun's last message. psutil reads CPU in 10 ms ticks, so a
-slider's figure is a mean over its moves. Loopback only; everything it starts it stops.
+acknowledgement. Also reported: the time to the rerun's last message, and the bytes the rerun brought (a count: the
+same on a busy machine as on a quiet one). psutil reads CPU in 10 ms ticks, so a slider's figure is a mean over its
+moves. Loopback only; everything it starts it stops.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from load_session import Session, new_value  # noqa: E402
 from server import free_port, start_server, stop_server  # noqa: E402
 
+from posenc_ui import catalog  # noqa: E402
 from posenc_ui.frame.process import BLAS_ENV, NO_DELAY_ENV  # noqa: E402
 
 #: Each comparison: the app's setting first, then the one it turns back.
@@ -44,7 +46,7 @@ COMPARISONS = {
     "blas": {"one BLAS thread": {}, "BLAS's own threads": {BLAS_ENV: "auto"}},
     "nagle": {"Nagle off": {}, "Nagle on": {NO_DELAY_ENV: "off"}},
 }
-LAB = "Extrapolation_lab"  # its sliders start training runs: bench/bench_lab.py measures those
+LAB = catalog.BY_ID["lab"].url_path  # its sliders start training runs: bench/bench_lab.py measures those
 
 
 def cpu_seconds(proc: psutil.Process) -> float:
@@ -68,6 +70,7 @@ def slider_costs(
     slider_id, slider = next((i, s) for i, s in first[app].sliders.items() if s.label == label)
     cost: dict[str, list[float]] = {name: [] for name in tabs}
     took: dict[str, list[float]] = {name: [] for name in tabs}
+    sent: dict[str, list[float]] = {name: [] for name in tabs}
     for move in range(moves):
         value = new_value(slider, rng)
         if value is None:
@@ -79,6 +82,7 @@ def slider_costs(
             if run.errors:
                 raise RuntimeError(f"{name}, {path}: {run.errors}")
             took[name].append(run.seconds * 1e3)
+            sent[name].append(run.received / 1024)
         time.sleep(gap)  # a spinning worker's CPU counts for the move that woke it
         for name in tabs:
             cost[name].append((cpu_seconds(procs[name]) - before[name]) * 1e3)
@@ -89,6 +93,7 @@ def slider_costs(
     for name in tabs:
         row[f"cpu ms: {name}"] = statistics.fmean(cost[name])
         row[f"rerun ms: {name}"] = statistics.median(took[name])
+        row[f"KB: {name}"] = statistics.median(sent[name])
     return row
 
 
@@ -105,7 +110,7 @@ def bench(moves: int, pages: list[str] | None, seed: int, compare: str = "blas",
             tabs[name] = Session(f"http://127.0.0.1:{port}", deadline=60)
             tabs[name].connect()
             tabs[name].rerun()
-        paths = pages or [path for path in tabs[app].pages if path and path != LAB]
+        paths = pages or [page.url_path for page in catalog.PAGES if page.url_path != LAB]  # the registry
         rows = []
         for path in paths:
             for _ in range(2):  # the second run is the one kept: imports and caches are warm
@@ -121,7 +126,9 @@ def bench(moves: int, pages: list[str] | None, seed: int, compare: str = "blas",
                     + " / ".join(f"{row[f'cpu ms: {n}']:6.1f}" for n in tabs)
                     + " ms, rerun "
                     + " / ".join(f"{row[f'rerun ms: {n}']:6.1f}" for n in tabs)
-                    + " ms",
+                    + " ms, "
+                    + " / ".join(f"{row[f'KB: {n}']:6.1f}" for n in tabs)
+                    + " KB",
                     flush=True,
                 )
     finally:

@@ -36,6 +36,8 @@ class Run:
     sliders: dict[str, Slider] = field(default_factory=dict)
     fragments: dict[str, str] = field(default_factory=dict)  # slider id → the section (fragment) that drew it
     errors: list[str] = field(default_factory=list)
+    received: int = 0  # bytes of the ForwardMsgs the rerun brought (a count: unlike its seconds, load cannot move it)
+    messages: int = 0
 
 
 @dataclass
@@ -43,6 +45,7 @@ class Stats:
     r"""Everything a session measured (shared by its thread and the reporter; appended only)."""
 
     times: list[float] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)  # the page of each rerun in ``times`` (its URL path, or "home")
     errors: list[str] = field(default_factory=list)
     upstreams: list[str] = field(default_factory=list)  # X-Upstream of each connection (behind nginx)
     reconnects: int = 0
@@ -118,6 +121,8 @@ class Session:
                 raise websocket.WebSocketConnectionClosedException("connection closed by the server")
             if isinstance(data, str):
                 continue
+            run.received += len(data)
+            run.messages += 1
             fwd = ForwardMsg()
             fwd.ParseFromString(data)
             if self._receive(fwd, run):
@@ -237,6 +242,7 @@ def walk(
             # a browser reconnects at once and reruns the page it shows (once; later actions retry again)
             return act(page_hash, None, f"{where} (reconnect)", retry=False) if retry else None
         stats.times.append(run.seconds)
+        stats.paths.append(where.split(" ", 1)[0])  # the page's URL path ("home" for the home page)
         stats.by_page.setdefault(where, []).append(run.seconds)
         stats.errors.extend(f"{where}: {e}" for e in run.errors)
         stats.log.append((time.monotonic(), "error" if run.errors else "ok"))

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from posenc_core import PosEncError
 
 from .i18n import page_words, t
-from .memo import RESULTS, memo
+from .memo import KEPT, RESULTS, memo
 from .paths import PREVIEWS
 from .state import Param
 
@@ -33,11 +33,12 @@ def uses(*names: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
 
     The recipe sees only ``names`` (reading anything else is a ``KeyError``, which the tests would catch), and
     its result — a figure or a check — is shared by every session asking for the same values, within the app's
-    one memory budget (:mod:`posenc_ui.memo`). Results are never mutated after they are built.
+    one memory budget (:mod:`posenc_ui.memo`). A recipe that reads no parameter is kept for the process's life
+    (:data:`~posenc_ui.memo.KEPT`). Results are never mutated after they are built.
     """
 
     def decorate(fn: Callable[..., R]) -> Callable[..., R]:
-        @memo(budget=RESULTS)
+        @memo(budget=RESULTS if names else KEPT)  # reading nothing, it is the same for every reader: kept
         def cached(key: tuple[Any, ...], *rest: Any) -> R:
             return fn(dict(zip(names, key, strict=True)), *rest)
 
@@ -46,6 +47,7 @@ def uses(*names: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
             return cached(tuple(values[name] for name in names), *rest)
 
         recipe.uses = names  # type: ignore[attr-defined]
+        recipe.cached = True  # type: ignore[attr-defined]  # what the warm-up computes ahead (posenc_ui.serve.backend)
         return recipe
 
     return decorate

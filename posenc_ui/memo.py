@@ -8,8 +8,9 @@ order across every page and bounded in bytes: :data:`RESULTS` for what pages sho
 :data:`SCRATCH` for what those are built from, so that a few big intermediates (one full table can weigh as much
 as a hundred finished figures) cannot push out the figures students come back to. The pools are
 :class:`cachetools.LRUCache` sized by :func:`approx_bytes`; this module adds only the sizing and the two pools.
-Everything the app keeps in memory between reruns goes through :func:`memo` (a live lab run's results also persist on
-disk, across processes: :mod:`posenc_lab.queue`).
+A third store, :data:`KEPT`, holds the few results that no reader's choice can change, unbounded (they are a fixed
+set). Everything the app keeps in memory between reruns goes through :func:`memo` (a live lab run's results also
+persist on disk, across processes: :mod:`posenc_lab.queue`).
 
     @memo
     def _bias(n_heads: int, length: int) -> np.ndarray: ...
@@ -88,6 +89,14 @@ RESULTS = pool(RESULTS_BYTES, largest=RESULTS_BYTES // 16)
 SCRATCH = pool(SCRATCH_BYTES)
 
 
+#: What a page shows that reads no parameter (a fixed demonstration: a probe over twelve random blocks, every preset's
+#: wavelengths): one result per recipe and language, the same for every reader, kept for the process's life. A few
+#: dozen small results (34, 0.2 MB in all), several of them seconds to compute: in :data:`RESULTS`, a class's traffic
+#: on other pages could push them out, and each would come back as a rerun of seconds that every student of the
+#: process waits behind in the page queue (issue 46).
+KEPT: dict = {}
+
+
 #: Guards every pool: even a read reorders an LRU's entries. Held only around the pool, never while computing.
 _LOCK = threading.Lock()
 
@@ -96,7 +105,8 @@ def memo(fn: Callable[P, R] | None = None, *, budget: cachetools.Cache = SCRATCH
     r"""Cache ``fn`` in the pool ``budget`` (two threads asking at once may both compute; both get a result).
 
     ``@memo`` keeps intermediates in :data:`SCRATCH`; :func:`posenc_ui.lesson.uses` keeps page results in
-    :data:`RESULTS`. Every function of a pool shares its byte bound, so each key starts with the function itself.
+    :data:`RESULTS`, and those of recipes that read no parameter in :data:`KEPT`. Every function of a pool shares its
+    byte bound, so each key starts with the function itself.
     """
 
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:

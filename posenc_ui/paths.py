@@ -6,3 +6,5 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PREVIEWS = ROOT / "assets" / "previews"
+#: Numbers the core computes the same for every reader, computed once and committed (each file names its settings).
+COMPUTED = ROOT / "assets" / "computed"

@@ -41,6 +41,7 @@ def test_browser_bench_runs_a_page_and_compares_the_two_ways_of_drawing_charts(t
     page = json.loads(out.read_text())["results"]["First_attempts"]
     assert page["first_figure_ms"] > 0 and page["from_sidebar_ms"] > 0 and len(page["sliders"]) == 2
     assert all(s["median_ms"] <= s["all_median_ms"] for s in page["sliders"].values())
+    assert all(s["floor_ms"] > 0 and s["ratio"] > 0 for s in page["sliders"].values())  # the bare page beside it
     charts = bench("bench_browser.py", "--charts", "--rounds", "1", "--moves", "1")
     assert "st.plotly_chart / Plotly.react in place" in charts, charts
 

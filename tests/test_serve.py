@@ -47,3 +47,43 @@ def test_serve_command_without_nginx_says_how_to_get_it() -> None:
         timeout=60,
     )
     assert injected.returncode == 2 and "--address must be an IP address" in injected.stderr
+
+
+def test_the_page_warm_up_computes_every_cached_recipe_at_its_defaults_in_each_language() -> None:
+    r"""``warm_pages`` (run before a class arrives): each cached figure and check once per language, at the defaults;
+    a refused recipe is skipped, and an uncached one (``reads``) is left for the page to run."""
+    from types import SimpleNamespace
+
+    from posenc_core import PosEncError
+    from posenc_ui.lesson import reads, uses
+    from posenc_ui.serve.backend import warm_pages
+    from posenc_ui.state import IntParam
+
+    seen: list[tuple] = []
+
+    @uses("n")
+    def figure(v, lang: str) -> str:
+        seen.append(("figure", v["n"], lang))
+        return lang
+
+    @uses("n")
+    def refused(v, lang: str) -> str:
+        raise PosEncError("no")
+
+    @reads("n")
+    def live(v, lang: str) -> str:
+        seen.append(("live", v["n"], lang))
+        return lang
+
+    @uses()
+    def check(v) -> str:
+        seen.append(("check",))
+        return "ok"
+
+    view = SimpleNamespace(
+        params=(IntParam("n", 7, lo=1, hi=9),),
+        figures={"a": figure, "b": refused, "c": live},
+        checks={"d": check},
+    )
+    assert warm_pages([view], ("en", "zh")) == 4  # figure and check in each language
+    assert seen == [("figure", 7, "en"), ("check",), ("figure", 7, "zh")]  # the check reads nothing: once

@@ -18,6 +18,7 @@ built (see :func:`posenc_ui.lesson.uses`); ``to_dict()`` hands out a fresh copy,
 from __future__ import annotations
 
 import base64
+import re
 import sys
 from typing import Any
 
@@ -85,12 +86,27 @@ def wire(node: Any, key: str = "") -> Any:
     return node
 
 
+#: A ``\u002f`` escape that stands for "/" (after an even number of backslashes, none of which escapes it).
+_ESCAPED_SLASH = re.compile(rb"(?<!\\)((?:\\\\)*)\\u002f")
+
+
+def slashes_unescaped(text: bytes) -> bytes:
+    r"""``text`` (JSON) with every ``\u002f`` written as ``/``: the same JSON value, up to a quarter fewer bytes.
+
+    ``plotly.io.to_json`` escapes "/" (and "<", ">") for JSON pasted into an HTML ``<script>``. The app's chart sends
+    the bytes to ``JSON.parse`` and never into HTML; "<" and ">" stay escaped, so no ``</script>`` can form either.
+    Base64 is full of slashes: they were 26 % of a 128 × 128 heatmap's bytes (121 KB → 90 KB), sent and parsed on
+    every move that changes it (issue 46)."""
+    return _ESCAPED_SLASH.sub(rb"\1/", text)
+
+
 def figure_json(fig: go.Figure | dict) -> bytes:
     r"""The JSON the app's chart sends for ``fig`` (UTF-8): ``plotly.io.to_json`` without validation, as a figure dict
-    that plotly.js reads. A :class:`BuiltFigure` that nobody looked inside answers with the bytes it keeps."""
+    that plotly.js reads (:func:`slashes_unescaped`). A :class:`BuiltFigure` that nobody looked inside answers with
+    the bytes it keeps."""
     if isinstance(fig, BuiltFigure) and not fig.__dict__["_built"]:
         return fig.__dict__["_json"]
-    return pio.to_json(fig, validate=False).encode()
+    return slashes_unescaped(pio.to_json(fig, validate=False).encode())
 
 
 def unwire(node: Any) -> Any:
@@ -109,7 +125,7 @@ class BuiltFigure(go.Figure):
     r"""A ``go.Figure`` whose plotly object tree is only built when something other than ``to_dict()`` asks."""
 
     def __init__(self, spec: dict) -> None:  # the base initialiser runs later, on first look inside (below)
-        object.__setattr__(self, "_json", pio.to_json(wire(spec), validate=False).encode())
+        object.__setattr__(self, "_json", slashes_unescaped(pio.to_json(wire(spec), validate=False).encode()))
         object.__setattr__(self, "_built", False)
 
     def to_dict(self) -> dict:

@@ -83,3 +83,24 @@ def test_every_page_but_an_embed_starts_loading_plotly_first_thing(open_page) ->
     assert preload.component_name == NAME and not preload.bytes  # no figure: load plotly.js, draw nothing
     embedded = open_page("pages/6_RoPE.py", lang="en", context={"is_embedded": True})
     assert all(el.proto.bytes for el in embedded.get("bidi_component"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a/b", "\\u002f", "\\/", "\\\\u002f", "</script>", "<b>1/2</b>"],  # literal backslashes stay literal
+)
+def test_a_chart_sends_slashes_unescaped_and_the_same_json_value(text: str) -> None:
+    r"""Issue 46: plotly escapes every "/" (base64 is full of them); the chart's bytes go to ``JSON.parse`` only, so
+    they are written plainly, the value unchanged, and "<" stays escaped (no ``</script>`` can form)."""
+    import numpy as np
+    import plotly.io as pio
+
+    from posenc_ui.figures.built import BuiltFigure
+
+    z = np.sin(np.outer(np.arange(128), np.arange(128)) / 7).astype(np.float32)
+    spec = {"data": [{"type": "heatmap", "z": z}], "layout": {"title": {"text": text}}}
+    sent = figure_json(BuiltFigure(spec))
+    plotly_json = pio.to_json(BuiltFigure(spec).to_dict(), validate=False).encode()
+    assert json.loads(sent) == json.loads(plotly_json)
+    assert b"\\u002f" not in sent.replace(b"\\\\u002f", b"") and b"</" not in sent
+    assert len(sent) < 0.8 * len(plotly_json)  # the heatmap's base64 had a quarter of its bytes in escapes

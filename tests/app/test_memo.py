@@ -105,3 +105,27 @@ def test_page_results_and_intermediates_live_in_separate_pools() -> None:
     table(11_000)  # 88 kB: the first one goes, from its own pool only
     assert list(scratch) == [(table.__wrapped__, (11_000,), ())]  # the first one went, from its own pool only
     assert (len(RESULTS), RESULTS.currsize) == results_before
+
+
+def test_a_recipe_that_reads_no_parameter_is_kept_when_the_pools_are_flushed() -> None:
+    r"""Issue 46: a fixed demonstration (seconds to compute, the same for every reader) is not pushed out of the
+    bounded pools by a class's traffic; a recipe that reads a parameter still lives in them."""
+    from posenc_ui.lesson import uses
+
+    calls: list[str] = []
+
+    @uses()
+    def fixed(v, lang: str) -> str:
+        calls.append(lang)
+        return f"fixed {lang}"
+
+    @uses("n")
+    def moving(v, lang: str) -> str:
+        calls.append(f"{v['n']} {lang}")
+        return lang
+
+    assert fixed({"n": 1}, "en") == "fixed en" and moving({"n": 1}, "en") == "en"
+    RESULTS.clear()
+    SCRATCH.clear()
+    assert fixed({"n": 2}, "en") == "fixed en" and moving({"n": 1}, "en") == "en"
+    assert calls == ["en", "1 en", "1 en"]  # the fixed one computed once, the other again after the flush

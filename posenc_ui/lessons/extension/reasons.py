@@ -35,6 +35,7 @@ from ...memo import memo
 from ...presets import load_presets, training_length, without_scaling
 from ...state import IntParam
 from . import figures_reasons as figs
+from .entropy_table import settings, stored_changes, stored_curves
 from .layers import model_config
 
 #: Su's entropy post writes its scale as log_512 n: the toy head's training length.
@@ -45,6 +46,8 @@ ENTROPY_LENGTHS = np.unique(np.geomspace(ENTROPY_LENGTH // 8, 64 * ENTROPY_LENGT
 #: change over 256 queries estimates the expectation to a standard error of ≈ 0.04–0.08 nats (per-query spread
 #: 0.7–1.3 nats at s = 2 … 64), far inside the check's margin at every factor the slider reaches.
 FIGURE_QUERIES, CHECK_QUERIES = 16, 256
+#: What the stored entropies (:mod:`.entropy_table`) must have been computed with to be used.
+TABLE_SETTINGS = settings(ENTROPY_LENGTH, ENTROPY_LENGTHS, FIGURE_QUERIES, CHECK_QUERIES)
 #: The two-pass check's example: a short text, a small head and a window much shorter than the text.
 RE_TOKENS, RE_DIM, RE_WINDOW = 48, 16, 12
 #: Points on the distance axis of the ReRoPE figure.
@@ -125,7 +128,8 @@ def check_base_change(v: Values) -> Check:
 
 @memo
 def _entropy():
-    return entropy_by_length(ENTROPY_LENGTHS, training_length=ENTROPY_LENGTH, queries=FIGURE_QUERIES)
+    stored = stored_curves(TABLE_SETTINGS)  # the core's, computed once and stored (:mod:`.entropy_table`)
+    return stored or entropy_by_length(ENTROPY_LENGTHS, training_length=ENTROPY_LENGTH, queries=FIGURE_QUERIES)
 
 
 @memo
@@ -150,8 +154,9 @@ def entropy_figure(v: Values, lang: str) -> go.Figure:
 @uses("factor")
 def check_entropy(v: Values) -> Check:
     r"""From n = L to s·L the plain entropy rises; Su's log-n factor keeps at most half of that rise, in the mean over
-    :data:`CHECK_QUERIES` queries (not the figure's one draw of 16): its expected share is below 0.1 at every s."""
-    rise = entropy_changes(v["factor"])
+    :data:`CHECK_QUERIES` queries (not the figure's one draw of 16): its expected share is below 0.1 at every s.
+    The means are the core's, computed once for every s and stored (:mod:`.entropy_table`): a move reads them."""
+    rise = stored_changes(v["factor"], TABLE_SETTINGS) or entropy_changes(v["factor"])
     fmt = {"factor": v["factor"], "queries": CHECK_QUERIES, **{name: f"{value:+.2f}" for name, value in rise.items()}}
     return Check("extension.check_entropy", abs(rise["log_n"]) / rise["plain"], tolerance=0.5, fmt=fmt)
 
