@@ -266,11 +266,12 @@ def main() -> int:
     if args.charts:
         return compare_charts(args)
     proc = None if args.url else start_server(free_port())
-    floor_proc = None if args.no_floor else start_server(free_port(), script="bench/floor_app.py")
+    floor_proc = None
     base = args.url or f"http://127.0.0.1:{proc.args[proc.args.index('--server.port') + 1]}"
     paths = args.pages.split(",") if args.pages else [info.url_path for info in catalog.PAGES]  # the registry
     results = {}
     try:
+        floor_proc = None if args.no_floor else start_server(free_port(), script="bench/floor_app.py")
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             context = browser.new_context(viewport={"width": 1280, "height": 800})
