@@ -46,8 +46,8 @@ def _matrix_axes(suffix: str, left: float, top: float, width: float, height: flo
     }
 
 
-def _matrix_title(text: str, centre: float, top: float) -> dict:
-    r"""A small multiple's title, centred above it."""
+def _matrix_title(text: str, centre: float, top: float, columns: int = COLUMNS) -> dict:
+    r"""A small multiple's title, centred above it (wrapped to its share of a phone's width)."""
     return {
         "xref": "paper",
         "yref": "paper",
@@ -55,23 +55,26 @@ def _matrix_title(text: str, centre: float, top: float) -> dict:
         "y": top,
         "yanchor": "bottom",
         "xanchor": "center",
-        "text": wrap_title(text, TITLE_UNITS // COLUMNS),  # three titles side by side on a phone
+        # titles side by side: a phone's width shared by three; a wide canvas (presenter) is about twice a phone's
+        "text": wrap_title(text, TITLE_UNITS // columns * (1 if columns <= COLUMNS else 2)),
         "showarrow": False,
         "font": {"size": 12},
     }
 
 
-def score_matrices(panels: Sequence[tuple[str, np.ndarray, np.ndarray]], *, length: int, lang: str) -> go.Figure:
-    r"""Small multiples: one (sampled) score matrix per panel = (title, z, sampled positions), each on its own
-    colour range (the pattern, not the scale, is compared: one colour bar reads "low" to "high"), queries down, keys
-    across."""
-    rows = -(-len(panels) // COLUMNS)
-    gap_x, gap_y = 0.05, 0.1
-    width, height = (1.0 - gap_x * (COLUMNS - 1)) / COLUMNS, (1.0 - gap_y * (rows - 1)) / rows
+def score_matrices(
+    panels: Sequence[tuple[str, np.ndarray, np.ndarray]], *, length: int, lang: str, columns: int = COLUMNS
+) -> go.Figure:
+    r"""Small multiples, ``columns`` a row: one (sampled) score matrix per panel = (title, z, sampled positions), each
+    on its own colour range (the pattern, not the scale, is compared: one colour bar reads "low" to "high"), queries
+    down, keys across."""
+    rows = -(-len(panels) // columns)
+    gap_x, gap_y = 0.05, 0.1 + 0.05 * (columns > COLUMNS)  # a wide, short canvas: more room for the panel titles
+    width, height = (1.0 - gap_x * (columns - 1)) / columns, (1.0 - gap_y * (rows - 1)) / rows
     traces, annotations, layout = [], [], {}
     hover = f"{axis('query', lang)} %{{y}}<br>{axis('key', lang)} %{{x}}<br>%{{z:.3f}}"
     for n, (title, z, positions) in enumerate(panels):
-        row, col = divmod(n, COLUMNS)
+        row, col = divmod(n, columns)
         suffix = "" if n == 0 else str(n + 1)
         x0, y1 = col * (width + gap_x), 1.0 - row * (height + gap_y)
         finite = z[np.isfinite(z)]
@@ -89,7 +92,7 @@ def score_matrices(panels: Sequence[tuple[str, np.ndarray, np.ndarray]], *, leng
         )
         traces.append(own_range_key(trace, axis("logit", lang), lang) if n == 0 else trace)
         layout |= _matrix_axes(suffix, x0, y1, width, height)
-        annotations.append(_matrix_title(title, x0 + width / 2, y1))
+        annotations.append(_matrix_title(title, x0 + width / 2, y1, columns))
     return figure(
         traces,
         title=t("compare.fig_matrices", lang, length=length),

@@ -138,6 +138,19 @@ def seeds(runs: Runs = LAB_RUNS) -> int:
 
 @uses("length")
 def matrices_figure(v: Values, lang: str) -> go.Figure:
+    return _matrices_figure(v, lang, figs.COLUMNS)
+
+
+@uses("length")
+def wide_matrices_figure(v: Values, lang: str) -> go.Figure:
+    r"""The score matrices on a wide, short canvas (presenter mode, a single-figure embed): four a row, not three."""
+    return _matrices_figure(v, lang, WIDE_COLUMNS)
+
+
+WIDE_COLUMNS = 4
+
+
+def _matrices_figure(v: Values, lang: str, columns: int) -> go.Figure:
     stride, _ = heatmap.strides(v["length"], v["length"], max_cells=PANEL_CELLS)
     positions = np.arange(0, v["length"], stride)
     residuals = _residuals(v["length"])
@@ -149,7 +162,7 @@ def matrices_figure(v: Values, lang: str) -> go.Figure:
         )
         for e, matrix in _matrices(v["length"]).items()
     ]
-    return figs.score_matrices(panels, length=v["length"], lang=lang)
+    return figs.score_matrices(panels, length=v["length"], lang=lang, columns=columns)
 
 
 def _band_label(name: str, lang: str) -> str:
@@ -368,6 +381,7 @@ VIEW = View(
     page_id="compare",
     params=PARAMS,
     figures={"matrices": matrices_figure, "extrapolation": extrapolation_figure},
+    wide={"matrices": wide_matrices_figure},
     sweeps={"matrices": "length"},
     static={"extrapolation": "reads no parameter"},
     checks={
