@@ -206,3 +206,23 @@ def test_yarn_factor_oversharpens_the_toy_head_at_every_factor_on_the_slider() -
     factor = VIEW.param("factor")
     changes = [entropy_changes(s)["yarn"] for s in range(factor.lo, factor.hi + 1)]
     assert max(changes) < 0 and changes[-1] < changes[0]
+
+
+def test_the_models_chart_draws_gemma4s_global_head_as_page_9_does() -> None:
+    r"""Gemma 4's global head: 512 dimensions, 256 pairs of which p = 0.25 turn (its fastest 64, θ_i = 10⁶^(−2i/512)
+    written out here), the rest never turn. Page 7 must keep them in their place in the head — 64 turning pairs in the
+    first quarter of the 2i/d axis, a gap after — exactly the curve page 9 draws for the same head at p = 0.25."""
+    from posenc_ui.lessons.extension.models import models_figure
+    from posenc_ui.lessons.today.view import VIEW as TODAY
+
+    fig = models_figure(values(), "en")
+    gemma = next(trace for trace in fig.data if trace.name == "Gemma 4 26B A4B" and trace.mode == "lines")
+    x, y = np.asarray(gemma.x, float), np.asarray(gemma.y, float)
+    assert x.shape == (256,) and np.isfinite(y).sum() == 64 and np.isnan(y[64:]).all()
+    i = np.arange(64)
+    assert np.allclose(y[:64], 2 * np.pi * 1e6 ** (2 * i / 512), rtol=1e-12)
+    assert x[63] < 0.25 <= x[64]  # a quarter of the head, not the whole axis
+    page9 = TODAY.figures["prope"]({**defaults(TODAY.params), "proportion": 0.25}, "en")
+    proportional = np.asarray(page9.data[1].y, float)
+    assert np.array_equal(np.isnan(proportional), np.isnan(y))
+    assert np.allclose(proportional[:64], y[:64], rtol=1e-12)
