@@ -66,7 +66,9 @@ def draw_widget(param: Param, label: str, key: str, current: Mapping[str, Any], 
         options = range(param.lo, param.upper(current) + 1)
         return st.multiselect(label, options, key=key, max_selections=param.max_items)
     if isinstance(param, FollowingChoiceParam):
-        return st.selectbox(label, param.options_of(current), key=key)
+        if param.widget == "radio":
+            return st.radio(label, param.options_of(current), format_func=fmt, key=key, horizontal=True)
+        return st.selectbox(label, param.options_of(current), format_func=fmt, key=key)
     if isinstance(param, ChoiceParam):
         if param.widget == "select_slider":
             return st.select_slider(label, options=param.options, format_func=fmt, key=key)
@@ -93,6 +95,14 @@ def option_label(param: ChoiceParam, page_id: str, lang: str) -> Callable[[Any],
         return lambda v: f"{v:,.0f}" if float(v).is_integer() else f"{v:g}"
     prefix = param.labels or f"{page_id}.{param.name}"
     return {v: t(f"{prefix}.{v}", lang) for v in param.options}.__getitem__
+
+
+def following_label(param: FollowingChoiceParam, current: Mapping[str, Any], lang: str) -> Callable[[Any], str]:
+    r"""How a following choice's options read: ``<labels>.<v>`` when it names labels, else as they are (a config's own
+    names). A plain dict's lookup, as :func:`option_label`'s."""
+    if param.labels is None:
+        return str
+    return {v: t(f"{param.labels}.{v}", lang) for v in param.options_of(current)}.__getitem__
 
 
 def write_url(params: Mapping[str, str]) -> None:

@@ -60,12 +60,28 @@ def test_ood_rings_go_red_without_a_method_and_pi_removes_all_red() -> None:
     assert "18 of 64 pairs" in plain.layout.annotations[0].text  # plain RoPE: the pairs with r < 1
 
 
-def test_longrope_and_phi3_as_published_are_refused_with_a_pointer_to_the_paste_box(open_page) -> None:
-    at = open_page(SCRIPT, lang="en", params={"method": "longrope"})
-    assert not at.exception
-    assert any("paste" in e.value.lower() for e in at.error)
-    at = open_page(SCRIPT, lang="en", params={"method": "model", "model": "phi3_mini_128k"})
-    assert any("not bundled" in e.value for e in at.error)
+def test_longrope_is_offered_with_phi3s_published_factors_and_nowhere_it_would_be_refused(open_page) -> None:
+    from posenc_ui.lessons.extension.view import methods_of
+
+    assert "longrope" in methods_of({"model": "phi3_mini_128k"})
+    assert "longrope" not in methods_of({"model": "llama2_7b"})  # no published factors: not offered
+    at = open_page(SCRIPT, lang="en", params={"method": "longrope", "model": "phi3_mini_128k"})
+    assert not at.exception and not at.error
+    assert "LongRoPE" in sent_charts(at)[0]["figure"]["layout"]["title"]["text"]
+    at = open_page(SCRIPT, lang="en", params={"method": "longrope"})  # a link for Llama 2: the method falls back
+    assert not at.exception and not at.error and sent_charts(at)
+
+
+def test_phi3_as_published_divides_each_theta_by_its_long_factor_past_4096_tokens() -> None:
+    r"""θ′ᵢ = θᵢ / long_factorᵢ beyond the original 4,096 tokens (Ding et al. 2024; transformers'
+    ``_compute_longrope_parameters``); the factors are the preset's, θᵢ = 10⁴^(−2i/96) written out."""
+    from posenc_ui.presets import load_presets
+
+    long = np.asarray(load_presets()["phi3_mini_128k"].values["rope_scaling"]["long_factor"])
+    fig = VIEW.figures["wavelengths"](values(model="phi3_mini_128k", method="model", stretch=8), "en")
+    before, after = (np.asarray(trace.y, float) for trace in fig.data[:2])
+    assert np.allclose(before, 2 * np.pi * 10_000.0 ** (np.arange(0, 96, 2) / 96))
+    assert np.allclose(after, before * long)
 
 
 def test_broken_pasted_config_keeps_the_last_good_figure(open_page) -> None:
@@ -100,10 +116,10 @@ def test_pasted_phi3_style_longrope_config_is_drawn(open_page) -> None:
     assert np.allclose(after, 4 * before)  # long factors above the original length: every wavelength × 4
 
 
-def test_preset_table_links_every_value_and_notes_the_missing_phi3_factors() -> None:
+def test_preset_table_links_every_value_of_phi3_including_its_longrope_factors() -> None:
     table = preset_table(values(model="phi3_mini_128k"), "en")
-    assert table.count("https://huggingface.co/microsoft/Phi-3-mini-128k-instruct") == 7  # 6 values, 1 missing
-    assert "not bundled" in table
+    assert table.count("https://huggingface.co/microsoft/Phi-3-mini-128k-instruct") == 7  # 7 values, each linked
+    assert "64.76000213623047" in table and "not bundled" not in table
 
 
 def test_builders_are_pure_and_titled() -> None:
