@@ -35,6 +35,10 @@ def seed(view: View, lang: str | None = None) -> list[Problem]:
         key = widget_key(view.page_id, param.name)
         if key in st.session_state:
             value = st.session_state[key]
+            # Set again through the Session State API: Streamlit drops the state of a widget a run does not draw (the
+            # lab's lag while another task is chosen), and the widget drawn again later came back at its first option
+            # while the page still read the old value; a value set this way is kept until the widget returns.
+            st.session_state[key] = value
             state[param.name] = tuple(value) if isinstance(value, list) else value
             continue
         raw = url.get(param.name) or memory.get(param.name)

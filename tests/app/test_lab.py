@@ -150,6 +150,11 @@ def test_live_config_follows_the_controls():
     assert live_config(values(task="lag", lag=8)).lag == 8
 
 
+def test_the_why_paragraph_names_the_committed_run_only_when_a_live_run_is_shown(open_page):
+    at = open_page(SCRIPT, lang="en")
+    assert not any("explains the committed run" in m.value for m in at.markdown)
+
+
 def test_page_shows_committed_results_and_no_live_notice_by_default(open_page):
     at = open_page(SCRIPT, lang="en")
     assert not at.exception
@@ -198,6 +203,7 @@ def test_a_live_run_trains_once_caches_on_disk_and_switches_the_page_to_it(open_
     assert any("your live run" in c.value for c in at.caption)
     assert not [e for e in at.error if "extension" in e.value.lower()]
     assert any("RoPE was not among" in m.value for m in at.markdown)  # no empty RoPE figure for a run without it
+    assert any("explains the committed run" in m.value for m in at.markdown)  # the why paragraph says whose it is
 
 
 def test_the_estimate_is_the_measured_run_again_and_grows_with_training_alone(tmp_path):
