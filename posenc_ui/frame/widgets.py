@@ -125,7 +125,17 @@ def remembered(page_id: str) -> dict[str, str]:
     return dict(st.session_state.get(MEMORY, {}).get(page_id, {}))
 
 
-def notice(problem: Problem, lang: str) -> str:
-    r"""The visible sentence for a URL value that was replaced or clamped (the raw value shown as code only)."""
+def notice(problem: Problem, lang: str, view: View | None = None) -> str:
+    r"""The visible sentence for a URL value that was replaced or clamped (the raw value shown as code only); the value
+    used instead is named as its control shows it (a model's name, not its internal id)."""
     setting = code_span(f"{problem.name}={problem.raw}")
-    return t(f"frame.url_{problem.kind}", lang, setting=setting, used=code_span(problem.used))
+    return t(f"frame.url_{problem.kind}", lang, setting=setting, used=_shown(problem, lang, view))
+
+
+def _shown(problem: Problem, lang: str, view: View | None) -> str:
+    param = next((p for p in view.params if p.name == problem.name), None) if view is not None else None
+    if isinstance(param, ChoiceParam):
+        option = next((o for o in param.options if param.encode(o) == problem.used), None)
+        if option is not None:
+            return f"**{option_label(param, view.page_id, lang)(option)}**"
+    return code_span(problem.used)

@@ -95,7 +95,7 @@ def test_an_mla_head_is_drawn_as_meeting_the_criterion_at_its_rotating_size() ->
     assert all(p[0] != "DeepSeek-V3" for p in model_points(128))
     assert [bound_at(64, int(n)) > point[2] for n in BOUND_LENGTHS if n >= 1024] == [False] + [True] * 6
     fig = VIEW.figures["bounds"]({**DEFAULTS, "head_dim": 64}, "en")
-    filled = next(trace for trace in fig.data if trace.name.startswith("model: B_m ≥ 0"))
+    filled = next(trace for trace in fig.data if trace.name.startswith("model: B<sub>m</sub> ≥ 0"))
     assert any(text.startswith("DeepSeek-V3 (+ 128") for text in filled.text)
 
 
