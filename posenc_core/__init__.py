@@ -29,12 +29,14 @@ from .alibi import (
     alibi_slopes,
 )
 from .attention import (
+    ScalingSpread,
     attention,
     attention_scores,
     attention_weights,
     causal_mask,
     projection_weights,
     random_logits,
+    scaling_spread,
     softmax,
     token_embeddings,
 )
@@ -219,6 +221,7 @@ __all__ = [
     "RopeFrequencies",
     "RopeType",
     "RotationChecks",
+    "ScalingSpread",
     "ShawAttention",
     "SlowPairs",
     "StreamingCache",
@@ -333,6 +336,7 @@ __all__ = [
     "rotations_in_context",
     "row_distances",
     "row_vector_gaps",
+    "scaling_spread",
     "self_attention",
     "shaw_attention",
     "shaw_relative_bias",
