@@ -23,6 +23,7 @@ with start(VIEW) as page:
 
     page.heading("h_designs")
     page.text("designs")
+    page.figure("designs")
     page.checks("hybrid", "p_rope", "fox")
     page.text("designs_scale")
 

@@ -20,5 +20,10 @@ with start(VIEW) as page:
         page.checks("none", "selected")
         page.text("takeaway")
 
+    page.heading("h_scaling")  # reads no widget
+    page.text("scaling")
+    page.figure("scaling")
+    page.check("scaling")
+
     page.explain()
     page.text("sources")

@@ -68,7 +68,6 @@ with start(VIEW) as page:
         page.text("paste")
         page.paste_box("config", height=260)
         page.figure("pasted_layers")
-        page.figure("pasted_wavelengths")
         page.controls("pasted_layer")
         page.figure("pasted")
         page.text("takeaway")

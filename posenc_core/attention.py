@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -35,12 +36,14 @@ from .errors import (
 )
 
 __all__ = [
+    "ScalingSpread",
     "attention",
     "attention_scores",
     "attention_weights",
     "causal_mask",
     "projection_weights",
     "random_logits",
+    "scaling_spread",
     "softmax",
     "token_embeddings",
 ]
@@ -189,3 +192,43 @@ def projection_weights(d_model: int, d_head: int, *, seed: int = 0) -> tuple[np.
     check_elements("projection_weights", (3, d_model, d_head))
     w = np.random.default_rng([seed, 0x5EED]).standard_normal((3, d_model, d_head)) / math.sqrt(d_model)
     return w[0], w[1], w[2]
+
+
+class ScalingSpread(NamedTuple):
+    r"""Per head size d: the spread of q·k and the largest softmax weight, without and with the factor 1/√d."""
+
+    dims: np.ndarray  # (n,) head sizes d
+    spread: np.ndarray  # (n,) standard deviation of q·k over the draws (≈ √d)
+    spread_scaled: np.ndarray  # (n,) of q·k/√d (≈ 1)
+    top_weight: np.ndarray  # (n,) mean over the draws of the largest softmax weight of q·k over the keys
+    top_weight_scaled: np.ndarray  # (n,) the same for q·k/√d
+
+
+def scaling_spread(dims: Sequence[int], *, keys: int = 16, draws: int = 256, seed: int = 0) -> ScalingSpread:
+    r"""Why attention divides by :math:`\sqrt{d_k}`: with q and k of independent standard-normal components,
+    :math:`q\cdot k = \sum_{i<d} q_i k_i` has mean 0 and variance d, so its spread grows as :math:`\sqrt d` and the
+    softmax over ``keys`` such scores puts nearly all its weight on one key (it saturates, and its gradients vanish).
+    Dividing by :math:`\sqrt{d}` — the scaling *factor* is :math:`1/\sqrt{d_k}` — keeps the variance 1 at every d.
+
+    Each of ``draws`` draws takes one query and ``keys`` keys per d (the same generator for every d). Paper: Vaswani et
+    al. 2017, arXiv:1706.03762, §3.2.1 and its footnote 4 (the variance of q·k is :math:`d_k`).
+    """
+    dims = np.asarray([as_int("dims", d, lo=1, hi=65536) for d in dims], dtype=np.int64)
+    if dims.size == 0:
+        raise PosEncError("dims must name at least one head size")
+    keys = as_int("keys", keys, lo=2, hi=4096)
+    draws = as_int("draws", draws, lo=2, hi=4096)
+    check_elements("scaling_spread(draws × keys × max(dims))", (draws, keys, int(dims.max())))
+    rng = np.random.default_rng(as_int("seed", seed, lo=0, hi=2**32 - 1))
+    spread, spread_scaled, top, top_scaled = [], [], [], []
+    for d in dims:
+        q = rng.standard_normal((draws, 1, int(d)))  # (draws, 1, d)
+        k = rng.standard_normal((draws, keys, int(d)))  # (draws, keys, d)
+        # q·k = Σ_i q_i k_i
+        scores = np.einsum("bqd,bkd->bk", q, k)  # (draws, keys)
+        scaled = scores / math.sqrt(d)  # q·k / √d
+        spread.append(float(scores.std()))
+        spread_scaled.append(float(scaled.std()))
+        top.append(float(softmax(scores).max(axis=-1).mean()))
+        top_scaled.append(float(softmax(scaled).max(axis=-1).mean()))
+    return ScalingSpread(dims.astype(np.float64), *(np.asarray(a) for a in (spread, spread_scaled, top, top_scaled)))

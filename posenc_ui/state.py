@@ -143,13 +143,15 @@ class FollowingChoiceParam(Param):
     r"""One of the options that the other widgets' current values allow, ``options_of(state)`` (a model's kinds of
     layer follow the model chosen): a value still among them is kept, one no longer among them moves to the first.
 
-    The options are words of the data (a config's own names, shown as they are), not of the page. With no options at
-    all (a config that does not parse) the value is kept until there are some again.
+    The options are words of the data (a config's own names, shown as they are) unless ``labels`` names an i18n key
+    prefix (option ``v`` then reads ``t("<labels>.<v>")``, as a :class:`ChoiceParam`'s). With no options at all (a
+    config that does not parse) the value is kept until there are some again.
     """
 
     options_of: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda state: ()
     #: The parameters ``options_of`` reads (the frame records that the widget reads them).
     follows: tuple[str, ...] = ()
+    labels: str | None = None
 
     widget: Widget = "selectbox"
 

@@ -25,6 +25,7 @@ __all__ = [
     "PAIRINGS",
     "apply_rope",
     "pair_index",
+    "pair_wavelengths",
     "pairing_permutation",
     "rope_angles",
     "rope_inv_freq",
@@ -60,6 +61,24 @@ def rope_wavelengths(inv_freq: object) -> np.ndarray:
     r"""Tokens per full turn of each pair, :math:`\lambda_i = 2\pi/\theta_i`."""
     inv_freq = _check_inv_freq(inv_freq)
     return 2.0 * math.pi / inv_freq
+
+
+def pair_wavelengths(inv_freq: object, *, pairs: int | None = None) -> np.ndarray:
+    r"""Each pair's wavelength :math:`\lambda_i = 2\pi/\theta_i` in its place in the head, NaN where it does not turn.
+
+    Proportional RoPE (p-RoPE, Gemma 4's global layers) keeps a head's pairs and sets the slow ones to
+    :math:`\theta_i = 0`: their wavelength is infinite, so this returns NaN there (a chart leaves a gap) instead of
+    dropping them, which would spread the turning pairs over the whole head. ``pairs`` pads the result with NaN to
+    that many pairs (a wider head drawn on the same axis); the default is ``len(inv_freq)``.
+    Paper: Su et al. 2021, arXiv:2104.09864, eq. (15) for θ_i; p-RoPE as transformers' ``proportional`` rope_type.
+    """
+    inv_freq = as_array("inv_freq", inv_freq, ndim=1).astype(np.float64)
+    pairs = inv_freq.shape[0] if pairs is None else as_int("pairs", pairs, lo=inv_freq.shape[0], hi=MAX_ROTARY_DIM // 2)
+    out = np.full(pairs, np.nan)  # (pairs,)
+    turning = inv_freq > 0
+    if np.any(turning):
+        out[: inv_freq.shape[0]][turning] = rope_wavelengths(inv_freq[turning])
+    return out
 
 
 def rope_angles(positions: object, inv_freq: object) -> np.ndarray:

@@ -23,7 +23,7 @@ from ..turns import TURNS
 from .chart import plotly_chart
 from .navigation import next_link, share_box
 from .panels import explain_panel, export_panel, plain_title, render_checks
-from .widgets import draw_text_box, draw_widget, option_label, remember, widget_key, write_url
+from .widgets import draw_text_box, draw_widget, following_label, option_label, remember, widget_key, write_url
 
 SECTIONS = "_posenc_sections"  # the last full run's section map (Page.section_map): what each section may rerun alone
 LAST_GOOD = "_posenc_last_good"  # {(page_id, figure): go.Figure} of the current page: shown when the core refuses
@@ -162,7 +162,12 @@ class Page:
             # resets it to its first value; the value set again through the Session State API before the widget is
             # drawn is kept (docs/streamlit.md).
             self.set(param.name, clamped)
-        fmt = option_label(param, self.view.page_id, self.lang) if isinstance(param, ChoiceParam) else str
+        if isinstance(param, ChoiceParam):
+            fmt = option_label(param, self.view.page_id, self.lang)
+        elif isinstance(param, FollowingChoiceParam):
+            fmt = following_label(param, current, self.lang)
+        else:
+            fmt = str
         self._shows(param.name, draw_widget(param, label, key, current, fmt))
 
     def _shows(self, name: str, value: Any) -> None:

@@ -76,8 +76,7 @@ def asked_figure(view: View, embedded: bool) -> tuple[str | None, str | None]:
 
 def unknown_figure_notice(raw: str, names: list[str], lang: str) -> str:
     r"""The sentence for ``figure=<raw>`` naming no figure of the page (the raw value shown as code only)."""
-    known = ", ".join(code_span(name) for name in names)
-    return t("present.unknown_figure", lang, figure=code_span(f"figure={raw}"), known=known)
+    return t("present.unknown_figure", lang, figure=code_span(f"figure={raw}"))
 
 
 def figure_controls(view: View, name: str) -> list[str]:

@@ -103,7 +103,7 @@ def open_page(view: View) -> Page:
         with st.sidebar:
             preload_plotly()
     for problem in problems:
-        st.warning(notice(problem, lang), icon=":material/link_off:")
+        st.warning(notice(problem, lang, view), icon=":material/link_off:")
     if unknown is not None:
         st.warning(unknown_figure_notice(unknown, list(view.figures), lang), icon=":material/link_off:")
     draw_single(page, title, presenter, single)

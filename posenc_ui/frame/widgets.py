@@ -35,6 +35,10 @@ def seed(view: View, lang: str | None = None) -> list[Problem]:
         key = widget_key(view.page_id, param.name)
         if key in st.session_state:
             value = st.session_state[key]
+            # Set again through the Session State API: Streamlit drops the state of a widget a run does not draw (the
+            # lab's lag while another task is chosen), and the widget drawn again later came back at its first option
+            # while the page still read the old value; a value set this way is kept until the widget returns.
+            st.session_state[key] = value
             state[param.name] = tuple(value) if isinstance(value, list) else value
             continue
         raw = url.get(param.name) or memory.get(param.name)
@@ -66,7 +70,9 @@ def draw_widget(param: Param, label: str, key: str, current: Mapping[str, Any], 
         options = range(param.lo, param.upper(current) + 1)
         return st.multiselect(label, options, key=key, max_selections=param.max_items)
     if isinstance(param, FollowingChoiceParam):
-        return st.selectbox(label, param.options_of(current), key=key)
+        if param.widget == "radio":
+            return st.radio(label, param.options_of(current), format_func=fmt, key=key, horizontal=True)
+        return st.selectbox(label, param.options_of(current), format_func=fmt, key=key)
     if isinstance(param, ChoiceParam):
         if param.widget == "select_slider":
             return st.select_slider(label, options=param.options, format_func=fmt, key=key)
@@ -95,6 +101,14 @@ def option_label(param: ChoiceParam, page_id: str, lang: str) -> Callable[[Any],
     return {v: t(f"{prefix}.{v}", lang) for v in param.options}.__getitem__
 
 
+def following_label(param: FollowingChoiceParam, current: Mapping[str, Any], lang: str) -> Callable[[Any], str]:
+    r"""How a following choice's options read: ``<labels>.<v>`` when it names labels, else as they are (a config's own
+    names). A plain dict's lookup, as :func:`option_label`'s."""
+    if param.labels is None:
+        return str
+    return {v: t(f"{param.labels}.{v}", lang) for v in param.options_of(current)}.__getitem__
+
+
 def write_url(params: Mapping[str, str]) -> None:
     r"""Make the address bar reproduce the view (only when it changed, to spare the browser a message)."""
     if st.query_params.to_dict() != dict(params):
@@ -111,7 +125,17 @@ def remembered(page_id: str) -> dict[str, str]:
     return dict(st.session_state.get(MEMORY, {}).get(page_id, {}))
 
 
-def notice(problem: Problem, lang: str) -> str:
-    r"""The visible sentence for a URL value that was replaced or clamped (the raw value shown as code only)."""
+def notice(problem: Problem, lang: str, view: View | None = None) -> str:
+    r"""The visible sentence for a URL value that was replaced or clamped (the raw value shown as code only); the value
+    used instead is named as its control shows it (a model's name, not its internal id)."""
     setting = code_span(f"{problem.name}={problem.raw}")
-    return t(f"frame.url_{problem.kind}", lang, setting=setting, used=code_span(problem.used))
+    return t(f"frame.url_{problem.kind}", lang, setting=setting, used=_shown(problem, lang, view))
+
+
+def _shown(problem: Problem, lang: str, view: View | None) -> str:
+    param = next((p for p in view.params if p.name == problem.name), None) if view is not None else None
+    if isinstance(param, ChoiceParam):
+        option = next((o for o in param.options if param.encode(o) == problem.used), None)
+        if option is not None:
+            return f"**{option_label(param, view.page_id, lang)(option)}**"
+    return code_span(problem.used)

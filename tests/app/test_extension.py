@@ -60,12 +60,28 @@ def test_ood_rings_go_red_without_a_method_and_pi_removes_all_red() -> None:
     assert "18 of 64 pairs" in plain.layout.annotations[0].text  # plain RoPE: the pairs with r < 1
 
 
-def test_longrope_and_phi3_as_published_are_refused_with_a_pointer_to_the_paste_box(open_page) -> None:
-    at = open_page(SCRIPT, lang="en", params={"method": "longrope"})
-    assert not at.exception
-    assert any("paste" in e.value.lower() for e in at.error)
-    at = open_page(SCRIPT, lang="en", params={"method": "model", "model": "phi3_mini_128k"})
-    assert any("not bundled" in e.value for e in at.error)
+def test_longrope_is_offered_with_phi3s_published_factors_and_nowhere_it_would_be_refused(open_page) -> None:
+    from posenc_ui.lessons.extension.view import methods_of
+
+    assert "longrope" in methods_of({"model": "phi3_mini_128k"})
+    assert "longrope" not in methods_of({"model": "llama2_7b"})  # no published factors: not offered
+    at = open_page(SCRIPT, lang="en", params={"method": "longrope", "model": "phi3_mini_128k"})
+    assert not at.exception and not at.error
+    assert "LongRoPE" in sent_charts(at)[0]["figure"]["layout"]["title"]["text"]
+    at = open_page(SCRIPT, lang="en", params={"method": "longrope"})  # a link for Llama 2: the method falls back
+    assert not at.exception and not at.error and sent_charts(at)
+
+
+def test_phi3_as_published_divides_each_theta_by_its_long_factor_past_4096_tokens() -> None:
+    r"""θ′ᵢ = θᵢ / long_factorᵢ beyond the original 4,096 tokens (Ding et al. 2024; transformers'
+    ``_compute_longrope_parameters``); the factors are the preset's, θᵢ = 10⁴^(−2i/96) written out."""
+    from posenc_ui.presets import load_presets
+
+    long = np.asarray(load_presets()["phi3_mini_128k"].values["rope_scaling"]["long_factor"])
+    fig = VIEW.figures["wavelengths"](values(model="phi3_mini_128k", method="model", stretch=8), "en")
+    before, after = (np.asarray(trace.y, float) for trace in fig.data[:2])
+    assert np.allclose(before, 2 * np.pi * 10_000.0 ** (np.arange(0, 96, 2) / 96))
+    assert np.allclose(after, before * long)
 
 
 def test_broken_pasted_config_keeps_the_last_good_figure(open_page) -> None:
@@ -100,10 +116,10 @@ def test_pasted_phi3_style_longrope_config_is_drawn(open_page) -> None:
     assert np.allclose(after, 4 * before)  # long factors above the original length: every wavelength × 4
 
 
-def test_preset_table_links_every_value_and_notes_the_missing_phi3_factors() -> None:
+def test_preset_table_links_every_value_of_phi3_including_its_longrope_factors() -> None:
     table = preset_table(values(model="phi3_mini_128k"), "en")
-    assert table.count("https://huggingface.co/microsoft/Phi-3-mini-128k-instruct") == 7  # 6 values, 1 missing
-    assert "not bundled" in table
+    assert table.count("https://huggingface.co/microsoft/Phi-3-mini-128k-instruct") == 7  # 7 values, each linked
+    assert "64.76000213623047" in table and "not bundled" not in table
 
 
 def test_builders_are_pure_and_titled() -> None:
@@ -206,3 +222,23 @@ def test_yarn_factor_oversharpens_the_toy_head_at_every_factor_on_the_slider() -
     factor = VIEW.param("factor")
     changes = [entropy_changes(s)["yarn"] for s in range(factor.lo, factor.hi + 1)]
     assert max(changes) < 0 and changes[-1] < changes[0]
+
+
+def test_the_models_chart_draws_gemma4s_global_head_as_page_9_does() -> None:
+    r"""Gemma 4's global head: 512 dimensions, 256 pairs of which p = 0.25 turn (its fastest 64, θ_i = 10⁶^(−2i/512)
+    written out here), the rest never turn. Page 7 must keep them in their place in the head — 64 turning pairs in the
+    first quarter of the 2i/d axis, a gap after — exactly the curve page 9 draws for the same head at p = 0.25."""
+    from posenc_ui.lessons.extension.models import models_figure
+    from posenc_ui.lessons.today.view import VIEW as TODAY
+
+    fig = models_figure(values(), "en")
+    gemma = next(trace for trace in fig.data if trace.name == "Gemma 4 26B A4B" and trace.mode == "lines")
+    x, y = np.asarray(gemma.x, float), np.asarray(gemma.y, float)
+    assert x.shape == (256,) and np.isfinite(y).sum() == 64 and np.isnan(y[64:]).all()
+    i = np.arange(64)
+    assert np.allclose(y[:64], 2 * np.pi * 1e6 ** (2 * i / 512), rtol=1e-12)
+    assert x[63] < 0.25 <= x[64]  # a quarter of the head, not the whole axis
+    page9 = TODAY.figures["prope"]({**defaults(TODAY.params), "proportion": 0.25}, "en")
+    proportional = np.asarray(page9.data[1].y, float)
+    assert np.array_equal(np.isnan(proportional), np.isnan(y))
+    assert np.allclose(proportional[:64], y[:64], rtol=1e-12)

@@ -264,15 +264,12 @@ def test_the_errata_check_says_when_no_pair_is_under_one_turn() -> None:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_preset_without_its_scaling_says_its_layers_are_drawn_unscaled(lang: str) -> None:
-    # Phi-3-mini-128k's LongRoPE factors are not in its preset: its layers' frequencies are the plain ones (base 10⁴
-    # over 96 dimensions, computed here from the formula), and the legend says why instead of "default s = 32"
-    from posenc_core import rope_inv_freq
-
+def test_phi3s_layers_turn_with_its_published_short_factors_and_say_longrope(lang: str) -> None:
+    # Phi-3-mini-128k's LongRoPE factors are in its preset: read without a sequence length its layers use the short
+    # factors, θᵢ = 10⁴^(−2i/96) / short_factorᵢ (computed here from the formula), and the legend names longrope s = 32
+    short = np.asarray(load_presets()["phi3_mini_128k"].values["rope_scaling"]["short_factor"])
     (layer,) = {layer.rope_type: layer for layer in preset_layers("phi3_mini_128k")}.values()
-    assert np.allclose(layer.frequencies.inv_freq, 10_000.0 ** (-np.arange(0, 96, 2) / 96))
-    assert np.allclose(layer.frequencies.inv_freq, rope_inv_freq(96, base=10_000.0))
+    assert np.allclose(layer.frequencies.inv_freq, 10_000.0 ** (-np.arange(0, 96, 2) / 96) / short)
     fig = VIEW.figures["layers"](values(model="phi3_mini_128k"), lang)
     names = [trace.name.replace("<br>", " " if lang == "en" else "") for trace in fig.data if trace.name]
-    missing = t("extension.layer_scaling_missing", lang, fields="rope_scaling")
-    assert any(missing in name for name in names) and not any("s = 32" in name for name in names)
+    assert any("longrope s = 32" in name for name in names)

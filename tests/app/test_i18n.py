@@ -165,3 +165,17 @@ def test_no_page_text_shares_its_key_with_a_widget_label(view) -> None:
     texts = set(PAGE_TEXT.findall(script))
     assert texts, "the pattern no longer finds this page's texts"
     assert texts & {param.name for param in view.params} == set()
+
+
+def test_no_words_file_holds_a_key_twice() -> None:
+    r"""json.load keeps the last of two equal keys silently: an edit that appended a key beside its old entry would
+    leave the old sentence in the file, unseen."""
+    import json
+
+    from posenc_ui.paths import ROOT
+
+    files = [*ROOT.glob("posenc_ui/lessons/*/words.*.json"), *ROOT.glob("assets/i18n/*.json")]
+    assert files
+    for path in files:
+        keys = [k for k, _ in json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=lambda pairs: pairs)]
+        assert len(keys) == len(set(keys)), (path.name, sorted({k for k in keys if keys.count(k) > 1}))

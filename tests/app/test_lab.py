@@ -150,6 +150,11 @@ def test_live_config_follows_the_controls():
     assert live_config(values(task="lag", lag=8)).lag == 8
 
 
+def test_the_why_paragraph_names_the_committed_run_only_when_a_live_run_is_shown(open_page):
+    at = open_page(SCRIPT, lang="en")
+    assert not any("explains the committed run" in m.value for m in at.markdown)
+
+
 def test_page_shows_committed_results_and_no_live_notice_by_default(open_page):
     at = open_page(SCRIPT, lang="en")
     assert not at.exception
@@ -198,6 +203,7 @@ def test_a_live_run_trains_once_caches_on_disk_and_switches_the_page_to_it(open_
     assert any("your live run" in c.value for c in at.caption)
     assert not [e for e in at.error if "extension" in e.value.lower()]
     assert any("RoPE was not among" in m.value for m in at.markdown)  # no empty RoPE figure for a run without it
+    assert any("explains the committed run" in m.value for m in at.markdown)  # the why paragraph says whose it is
 
 
 def test_the_estimate_is_the_measured_run_again_and_grows_with_training_alone(tmp_path):
@@ -339,3 +345,50 @@ def test_a_designs_claim_that_fails_prints_its_own_sentence(tmp_path):
     assert not bad.passed and bad.key == "lab.designs_p_rope_not" and bad.fmt["differ"] > 0
     for lang in ("en", "zh"):
         assert t(bad.key, lang, **bad.fmt) != t(good.key, lang, **bad.fmt)
+
+
+def test_the_hybrid_first_fails_worse_than_rope_on_both_copy_runs_and_less_badly_farther_out():
+    r"""The hybrid line's second half, recomputed from the seeds with plain loops: on copy ℓ = 2 and ℓ = 8 the hybrid's
+    band mean (over seeds, above the optimum) is above RoPE's in the first band where the hybrid fails (1–2·L, 2–4·L),
+    and below it in the last band (4–8·L)."""
+    from posenc_ui.lessons.lab import designs
+
+    for key, first in ((("lag", 2), 1), (("lag", 8), 2)):
+        results = json.loads(COMMITTED[key].read_text())
+        mean = {e: np.mean(_seed_band_means(results, e), axis=0) for e in ("hybrid", "rope")}
+        assert mean["hybrid"][first] > mean["rope"][first], key
+        assert mean["hybrid"][-1] < mean["rope"][-1], key
+    assert designs.hybrid_claim().passed
+
+
+def test_the_designs_figure_draws_each_verdict_beside_what_it_builds_on():
+    r"""The section's figure: six bars a run (≤ 8 traces), each as far past L as the hand-written verdict rule says
+    (fails right past L: 1; holds only until k·L: k; holds to the end: the run's last band; not learned: drawn at ½)."""
+    from posenc_ui.lessons.lab import designs
+
+    fig = designs.designs_figure({}, "en")
+    assert len(fig.data) <= 8 and fig.layout.yaxis.title.text and fig.layout.xaxis.title.text
+    order = [(run.task, run.own.get("lag", 2)) for run in committed_runs()]
+    for trace in fig.data:
+        encoding = next(e for e in ("rope", "none", "p_rope", "hybrid", "alibi", "fox") if t_enc(e) == trace.name)
+        for key, bar in zip(order, trace.y, strict=True):
+            results = json.loads(COMMITTED[key].read_text())
+            state, _ = _naive_verdict(results, encoding)
+            length = results["config"]["train_length"]
+            last = 2 ** math.ceil(math.log2((max(results["positions"]) + 1) / length))
+            expected = {"fails": 1, "holds": last, "not_learned": 0.5}.get(state)
+            if expected is None:  # holds until band b (b ≥ 2, [2^(b−1)·L, 2^b·L)): it held to 2^(b−1)·L
+                seeds = _seed_band_means(results, encoding)
+                if results["optimal_loss"] is None:
+                    seeds = [[m - seed[0] for m in seed] for seed in seeds]
+                worst = [max(seed[b] for seed in seeds) for b in range(len(seeds[0]))]
+                tolerance = 0.1 if results["optimal_loss"] else 0.05
+                expected = 2 ** (next(b for b in range(1, len(worst)) if worst[b] > tolerance) - 1)
+            assert bar == expected, (key, encoding, state, bar)
+    assert "No 2025 design" in fig.layout.title.text
+
+
+def t_enc(encoding: str) -> str:
+    from posenc_ui.i18n import t
+
+    return t(f"enc.{encoding}", "en")

@@ -95,7 +95,7 @@ def test_an_mla_head_is_drawn_as_meeting_the_criterion_at_its_rotating_size() ->
     assert all(p[0] != "DeepSeek-V3" for p in model_points(128))
     assert [bound_at(64, int(n)) > point[2] for n in BOUND_LENGTHS if n >= 1024] == [False] + [True] * 6
     fig = VIEW.figures["bounds"]({**DEFAULTS, "head_dim": 64}, "en")
-    filled = next(trace for trace in fig.data if trace.name.startswith("model: B_m ≥ 0"))
+    filled = next(trace for trace in fig.data if trace.name.startswith("model: B<sub>m</sub> ≥ 0"))
     assert any(text.startswith("DeepSeek-V3 (+ 128") for text in filled.text)
 
 
@@ -117,3 +117,33 @@ def test_junk_in_the_url_gives_notices_and_a_working_page(open_page) -> None:
     assert not at.exception
     assert at.warning  # the notice names what was changed
     assert all(box.value.startswith("✓") for box in at.success if box.value[:1] in "✓✗")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("seed", [0, 7])
+def test_in_every_bias_panel_yellow_is_near_and_each_has_a_colour_bar_and_named_axes(lang: str, seed: int) -> None:
+    r"""One colour, one meaning: on the diagonal (a key at distance 0 from its query) ALiBi's and FoX's biases are
+    their largest value and T5's bucket and CoPE's position their smallest, so with the distances' scales turned
+    round the diagonal is the yellow end of every panel but CoPE's bias (yellow: its largest). Each panel has its own
+    colour bar; the keys' and queries' axes are named."""
+    fig = VIEW.figures["gate_bias"]({**defaults(VIEW.params), "seed": seed}, lang)
+    assert len(fig.data) == 5
+    for trace in fig.data:
+        z = np.asarray(trace.z, dtype=float)
+        diagonal = np.diag(z)
+        yellow = np.nanmin(z) if trace.reversescale else np.nanmax(z)
+        assert trace.showscale and trace.colorbar.x is not None
+        if "CoPE" in trace_title(fig, trace):
+            continue  # CoPE's bias: a learned value per position, not a distance (yellow: favoured most)
+        assert np.allclose(diagonal, yellow), trace_title(fig, trace)
+    layout = fig.layout.to_plotly_json()
+    assert any(a.get("title", {}).get("text") for k, a in layout.items() if k.startswith("xaxis"))
+    assert any(a.get("title", {}).get("text") for k, a in layout.items() if k.startswith("yaxis"))
+
+
+def trace_title(fig, trace) -> str:
+    r"""The panel title above ``trace`` (the annotation centred over its x domain, at the top of its y domain)."""
+    suffix = trace.xaxis[1:] if trace.xaxis and trace.xaxis != "x" else ""
+    x_centre = sum(fig.layout[f"xaxis{suffix}"].domain) / 2
+    top = fig.layout[f"yaxis{suffix}"].domain[1]
+    return next(a.text for a in fig.layout.annotations if abs(a.x - x_centre) < 1e-9 and abs(a.y - top) < 1e-9)

@@ -251,3 +251,12 @@ def test_the_paste_box_keeps_its_value_and_refuses_in_the_readers_language(open_
     at.switch_page("pages/7_Context_extension.py").run()
     assert_clean(at)
     assert json.loads(at.text_area(key="extension.config").value) == json.loads(pasted)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_notice_names_the_value_used_as_its_control_shows_it_not_its_internal_id(open_page, lang: str) -> None:
+    from posenc_ui.i18n import t
+
+    at = open_page("pages/9_Todays_models.py", lang=lang, params={"model": "nonsense"})
+    (notice,) = at.warning
+    assert t("today.model.llama4_scout", lang) in notice.value and "llama4_scout" not in notice.value

@@ -134,10 +134,21 @@ def test_training_lengths_and_scalings() -> None:
     assert scaling_of(load_presets()["llama2_7b"].config()) == ("default", 1.0)
 
 
-def test_phi3_says_its_factors_are_not_bundled() -> None:
+def test_phi3_bundles_its_48_short_and_48_long_longrope_factors() -> None:
     phi3 = load_presets()["phi3_mini_128k"]
-    assert phi3.missing == ("rope_scaling",) and "rope_scaling" not in phi3.values
-    assert "not bundled" in phi3.note.lower() or "not bundled" in phi3.note
+    scaling = phi3.values["rope_scaling"]
+    assert not phi3.missing and scaling["type"] == "longrope"
+    assert len(scaling["short_factor"]) == len(scaling["long_factor"]) == 3072 // 32 // 2  # one per pair of d = 96
+    # values quoted by independent copies of the published config.json (pairs 0, 17, 30 and 47)
+    assert scaling["long_factor"][0] == 1.0700000524520874 and scaling["long_factor"][47] == 64.76000213623047
+    assert scaling["long_factor"][17] == 19.809999465942383 and scaling["long_factor"][30] == 60.887386322021484
+    assert scaling["short_factor"][0] == 1.1 and scaling["short_factor"][47] == 3.049999999999997
+    assert scaling["short_factor"][30] == 2.0500000000000007
+    assert (
+        phi3.sources["rope_scaling"]
+        == "https://huggingface.co/microsoft/Phi-3-mini-128k-instruct/blob/main/config.json"
+    )
+    assert scaling_of(phi3.config()) == ("longrope", 32.0)  # 131,072 / 4,096, transformers' rule
 
 
 def test_malformed_preset_is_refused() -> None:

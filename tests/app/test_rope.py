@@ -189,3 +189,17 @@ def test_shrinking_the_dimension_drops_pairs_that_no_longer_exist(open_page) -> 
     at.slider(key="rope.dim").set_value(2).run()
     assert not at.exception
     assert sum("nothing to mix up" in box.value for box in at.success) == 1
+
+
+def test_the_all_ones_curve_is_twice_the_sum_of_cosines_and_equals_the_k_equals_q_mean() -> None:
+    r"""All-ones q and k: each pair (1, 1) against (1, 1) turned by rθᵢ scores 2 cos rθᵢ, so the curve is 2 Σᵢ cos rθᵢ
+    (written out here); the random band's mean with k = q is the same curve, as the paragraph says."""
+    v = {**defaults(VIEW.params), "dim": 64, "base": 10000.0}
+    fig = VIEW.figures["decay"](v, "en")
+    ones = next(trace for trace in fig.data if "2 Σ" in trace.name)
+    r = np.asarray(ones.x, float)
+    theta = 10000.0 ** (-np.arange(0, 64, 2) / 64)
+    assert np.allclose(ones.y, 2 * np.cos(np.outer(r, theta)).sum(axis=1), atol=1e-9)
+    band = VIEW.figures["random"]({**v, "same_vector": True}, "en")
+    theory = next(trace for trace in band.data if trace.line.dash == "dash")
+    assert np.allclose(theory.y, ones.y, atol=1e-9)

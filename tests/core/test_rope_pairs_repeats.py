@@ -218,3 +218,14 @@ def test_near_repeats_stop_early_when_every_pair_is_back() -> None:
     r"""A loose tolerance brings everything back at once: even 10^7 distances and 32k pairs return at once."""
     inv = np.full(32768, 1e-6)
     assert rope_near_repeats(inv, tolerance=math.pi, max_distance=10**7) == (1,) * 32768
+
+
+def test_pair_wavelengths_keep_each_pair_in_its_place_and_leave_gaps_where_none_turns() -> None:
+    from posenc_core import PosEncError, pair_wavelengths
+
+    inv_freq = [1.0, 0.5, 0.0, 0.0]  # a p-RoPE head: two pairs turn, two do not
+    out = pair_wavelengths(inv_freq, pairs=6)
+    expected = [2 * math.pi, 4 * math.pi] + [math.nan] * 4  # λ = 2π/θ, written out
+    assert np.allclose(out, expected, equal_nan=True)
+    with pytest.raises(PosEncError):
+        pair_wavelengths(inv_freq, pairs=3)  # fewer slots than pairs

@@ -981,3 +981,22 @@ def test_sinusoidal_interleaved_equals_distilbert_table(n_pos, dim):
 def test_sinusoidal_concat_equals_marian_table(n_pos, dim):
     want = MarianSinusoidalPositionalEmbedding(n_pos, dim).create_weight().double().numpy()
     np.testing.assert_allclose(pc.sinusoidal(n_pos, dim, layout="concat"), want, rtol=0, atol=SINUSOID_ATOL)
+
+
+@pytest.mark.parametrize("seq_len", [None, 4096, 4097, 131072])
+def test_phi3_mini_128k_preset_as_published_gives_transformers_longrope_frequencies(seq_len):
+    r"""The preset bundles Phi-3-mini-128k-instruct's published 48 + 48 LongRoPE factors: transformers' own Phi3Config
+    and ``_compute_longrope_parameters`` on that config must give the core's frequencies, short factors up to the
+    original 4,096 tokens and long ones past it."""
+    import json
+    from pathlib import Path
+
+    preset = json.loads((Path(__file__).parents[2] / "assets" / "presets" / "phi3_mini_128k.json").read_text())
+    config_json = {name: entry["value"] for name, entry in preset["values"].items()}
+    want_inv, want_factor = hf_rope("phi3", hf_config("phi3", config_json), seq_len)
+    got = pc.rope_frequencies_from_config(copy.deepcopy(config_json), seq_len=seq_len)
+    assert_same_frequencies(got, want_inv, want_factor)
+    scaling = config_json["rope_scaling"]
+    used = scaling["long_factor"] if seq_len is not None and seq_len > 4096 else scaling["short_factor"]
+    plain = 1.0 / 10000.0 ** (np.arange(0, 96, 2) / 96)  # θ_i of the 96-dimensional head, written out
+    np.testing.assert_allclose(got.inv_freq, plain / np.asarray(used), rtol=1e-12)

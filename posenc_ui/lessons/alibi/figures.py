@@ -19,7 +19,6 @@ from ...figures.style import (
     axis,
     figure,
     legend_below,
-    own_range_key,
     reference_line,
     wrap_title,
 )
@@ -100,35 +99,47 @@ def panel_heatmaps(
     shared_scale: bool = True,
     columns: int = COLUMNS,
     gap: float = GAP,
+    reverse: Sequence[bool] = (),
 ) -> go.Figure:
     r"""One heatmap per matrix in a grid, queries down and keys across (``positions`` are the sampled positions).
 
-    ``shared_scale``: one colour axis for all panels (so heads compare); otherwise each panel has its own range, and
-    one colour bar whose ends read "low" and "high" says so (the hover gives the values). Keys are named under the
-    bottom panel of each column, queries beside the left column. NaN cells (masked keys) are left blank. ``gap``: the
-    fraction of the width between panels (wider for a figure drawn in a narrow column, where the left panel's last key
-    tick would touch the next panel's query ticks).
+    ``shared_scale``: one colour axis for all panels (so heads compare); otherwise each panel has its own range and
+    its own colour bar beside it. ``reverse[p]`` turns panel p's scale round (a distance drawn so that yellow is
+    near, as a bias is yellow where it favours a key). NaN cells (masked keys) are left blank. ``gap``: the fraction
+    of the width between panels (wider for a figure drawn in a narrow column, where the left panel's last key tick
+    would touch the next panel's query ticks, and for colour bars). The keys' axis is named under the bottom row, the
+    queries' beside the left column.
     """
     rows, domains = _grid(len(matrices), columns, gap)
     data, layout, annotations = [], {}, []
     hover = f"{axis('query', lang)} %{{y}}<br>{axis('key', lang)} %{{x}}<br>{value_name} %{{z:.4g}}"
+    last_row = {p for p, domain in enumerate(domains) if domain["y"][0] == min(d["y"][0] for d in domains)}
     for p, (z, domain) in enumerate(zip(matrices, domains, strict=True)):
         suffix = "" if p == 0 else str(p + 1)
         if shared_scale:
-            scale = {"coloraxis": "coloraxis"}
+            scale: dict = {"coloraxis": "coloraxis"}
         else:
-            finite = z[np.isfinite(z)]
-            scale = {"showscale": False, "zmin": float(finite.min()), "zmax": float(finite.max())}
+            scale = {
+                "showscale": True,
+                "reversescale": bool(reverse[p]) if p < len(reverse) else False,
+                "colorbar": {
+                    "x": domain["x"][1] + 0.01,
+                    "xanchor": "left",
+                    "y": sum(domain["y"]) / 2,
+                    "yanchor": "middle",
+                    "len": domain["y"][1] - domain["y"][0],
+                    "thickness": 8,
+                    "tickfont": {"size": 9},
+                    "nticks": 4,
+                },
+            }
         trace = heatmap_trace(z, x=positions, y=positions, colorscale=SEQUENTIAL, hover=hover, **scale)
-        if p == 0 and not shared_scale:
-            trace = own_range_key(trace, value_name, lang)
         data.append(trace | {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
-        bottom, left = p + columns >= len(matrices), p % columns == 0
         layout[f"xaxis{suffix}"] = {"domain": domain["x"], "anchor": f"y{suffix}", "nticks": 5}
         layout[f"yaxis{suffix}"] = {"domain": domain["y"], "anchor": f"x{suffix}", "autorange": "reversed", "nticks": 5}
-        if bottom:
+        if p in last_row or p + columns >= len(matrices):
             layout[f"xaxis{suffix}"]["title"] = {"text": axis("key", lang), "standoff": 4}
-        if left:
+        if p % columns == 0:
             layout[f"yaxis{suffix}"]["title"] = {"text": axis("query", lang), "standoff": 4}
         text = wrap_title(titles[p], TITLE_UNITS // columns)  # side by side on a phone: each its own lines
         annotations.append(

@@ -235,21 +235,13 @@ def pasted_layers_figure(v: Values, lang: str) -> go.Figure:
     return strip_figure(pasted_layers(v["config"]), t("extension.pasted_model", lang), lang)
 
 
-@uses("config")
-def pasted_wavelengths_figure(v: Values, lang: str) -> go.Figure:
-    length = config_training_length(parse_config_text(v["config"]))
-    return _wavelengths(pasted_layers(v["config"]), length, t("extension.pasted_model", lang), lang)
-
-
 FIGURES = {
     "layers": layers_figure,
     "layer_wavelengths": layer_wavelengths_figure,
     "pasted_layers": pasted_layers_figure,
-    "pasted_wavelengths": pasted_wavelengths_figure,
 }
 STATIC = {
     "layers": "one model's layers: its only input is the model picked",
     "layer_wavelengths": "one model's kinds of layer: its only input is the model picked",
     "pasted_layers": "its one input is a pasted config, not a slider",
-    "pasted_wavelengths": "its one input is a pasted config, not a slider",
 }

@@ -16,6 +16,7 @@ from posenc_core import (
     PosEncError,
     implied_base,
     model_layers,
+    pair_wavelengths,
     parse_config_text,
     rope_frequencies_from_config,
     rope_wavelengths,
@@ -48,8 +49,9 @@ def _published() -> tuple[dict[str, np.ndarray], dict[str, int], tuple[str, ...]
             left_out.append(preset.name)  # a config the core refuses: named in the title, never dropped silently
             continue
         inv_freq = next(layer for layer in layers if layer.rotates and layer.layer_type == name).frequencies.inv_freq
-        turning = inv_freq[inv_freq > 0]  # proportional RoPE's pairs that never turn have no wavelength
-        curves[preset.name], lengths[preset.name] = rope_wavelengths(turning), training_length(config)
+        # every pair in its place in the head: p-RoPE's pairs that never turn are gaps (NaN), not dropped, so Gemma 4's
+        # 64 turning pairs of 256 stay in the first quarter of the axis, as page 9 draws the same head
+        curves[preset.name], lengths[preset.name] = pair_wavelengths(inv_freq), training_length(config)
     return curves, lengths, tuple(left_out)
 
 

@@ -12,7 +12,8 @@ The recipes of the last section (every preset's wavelengths, a pasted ``config.j
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -50,7 +51,7 @@ from ...presets import (
     training_length,
     without_scaling,
 )
-from ...state import ChoiceParam, IntParam
+from ...state import ChoiceParam, FollowingChoiceParam, IntParam
 from . import figures as figs
 from . import layers, reasons, temperature
 from .layers import model_config
@@ -58,6 +59,18 @@ from .models import models_figure, pasted_figure
 
 #: The model's own scaling, then every rope_type of the core's registry but plain RoPE.
 METHODS = ("model", *(name for name, entry in ROPE_REGISTRY.items() if entry.extends and name != "default"))
+
+
+def methods_of(state: Mapping[str, Any]) -> tuple[str, ...]:
+    r"""The methods offered for the chosen model: its own scaling, every type a factor s defines, and a type with no
+    formula (LongRoPE's searched per-pair factors) only where the model publishes its own (Phi-3-mini-128k)."""
+    try:
+        own = {layer.rope_type for layer in layers.preset_layers(state["model"]) if layer.rotates}
+    except (PosEncError, KeyError):
+        own = set()
+    return tuple(name for name in METHODS if name == "model" or ROPE_REGISTRY[name].formula or name in own)
+
+
 #: The turns axis of the paper's ramp: from well below α = 1 to well above β = 32.
 PAPER_TURNS = np.geomspace(0.05, 1000.0, 240)
 #: The example in the paste box: Llama 3.1 8B's RoPE fields, exactly as its preset holds them.
@@ -65,7 +78,9 @@ EXAMPLE_CONFIG = json.dumps(load_presets()["llama3_1_8b"].config(), indent=2)
 
 PARAMS = (
     ChoiceParam("model", "llama2_7b", options=PRESET_IDS, widget="selectbox"),  # 16 presets: a radio filled a phone
-    ChoiceParam("method", "yarn", options=METHODS, widget="radio"),
+    FollowingChoiceParam(
+        "method", "yarn", options_of=methods_of, follows=("model",), labels="extension.method", widget="radio"
+    ),
     IntParam("factor", 8, lo=2, hi=64),
     IntParam("stretch", 8, lo=1, hi=64),
     IntParam("beta_fast", 32, lo=8, hi=128),
@@ -106,8 +121,10 @@ def _method_config(model: str, layer: str, method: str, factor: int, beta_fast: 
             raise PageRefusal("extension.missing_fields", model=preset.name, fields=", ".join(preset.missing))
         return config
     entry = ROPE_REGISTRY[method]
-    if not entry.formula:  # e.g. LongRoPE: searched per-pair factors, no formula from s alone
-        raise PageRefusal(f"extension.{method}_needs_factors")
+    if not entry.formula:  # LongRoPE: searched per-pair factors, offered only with the model's own (methods_of)
+        if scaling_of(config)[0] != method:
+            raise PageRefusal(f"extension.{method}_needs_factors")
+        return config
     length = training_length(config)
     plain = without_scaling(config)
     plain.pop("original_max_position_embeddings", None)

@@ -4,9 +4,9 @@ committed runs show about each, in their own numbers.
 Each claim is a pure function of the committed runs (a test can hand it other files) and reads them through
 :mod:`posenc_lab.runs` alone: the verdict rule (:func:`~posenc_lab.runs.extrapolation_verdicts`) for how far a model
 holds past L, :func:`~posenc_lab.runs.band_table` for its loss inside L. A claim is a conjunction of conditions; when
-one fails the page prints the claim's own ``_not`` sentence, which says what the numbers show instead. Verdicts are
-written with Compare's marks (page 12): ✓ holds to the last band, ◐ k·L holds to k·L, ✗ fails right past L, ○ did not
-learn the task inside L.
+one fails the page prints the claim's own ``_not`` sentence, which says what the numbers show instead. How far each
+design holds past L, beside the encoding it builds on, is the section's figure (:func:`designs_figure`); the sentences
+say it in words, not in Compare's marks.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+import plotly.graph_objects as go
 
 from posenc_lab.runs import (
     EXCESS_TOLERANCE,
@@ -30,6 +32,7 @@ from posenc_lab.runs import (
 
 from ...lesson import Check, Values, uses
 from ...memo import RESULTS, memo
+from . import figures as figs
 
 Runs = tuple[tuple[str, Path], ...]
 #: The committed runs, (run id, file), in the registry's order of tasks (lag, lag8, retrieval, text).
@@ -68,6 +71,30 @@ def inside(runs: Runs, run: str, encoding: str) -> float:
 def marks(runs: Runs, encoding: str) -> dict[str, str]:
     r"""Run id → the encoding's mark on that run."""
     return {run: mark(per[encoding]) for run, per in verdicts(runs).items()}
+
+
+#: Each design, and the encodings it builds on (what the figure draws beside it).
+BUILDS_ON = MappingProxyType({"p_rope": ("rope",), "hybrid": ("rope", "none"), "fox": ("alibi",)})
+
+
+def last_band(runs: Runs, run: str) -> int:
+    r"""The far end of a run's last band, as a multiple of L (8 for copy and text, 32 for retrieval)."""
+    return int(list(band_table(dict(results(runs)[run]), "loss")["rope"])[-1].split("-")[1])
+
+
+def held_past(runs: Runs, run: str, encoding: str) -> float:
+    r"""How far past L an encoding holds on a run, as a multiple of L: 1 when it fails right past L, the run's last band
+    when it holds to the end, 0 when it did not learn the task inside L."""
+    return min(reach(verdicts(runs)[run][encoding]), float(last_band(runs, run)))
+
+
+def no_design_holds_further(runs: Runs = RUNS) -> bool:
+    r"""Whether on every run each design holds no further past L than the encoding it builds on (the hybrid: RoPE)."""
+    return all(
+        held_past(runs, run, design) <= held_past(runs, run, base[0])
+        for run in results(runs)
+        for design, base in BUILDS_ON.items()
+    )
 
 
 def _claim(key: str, ratios: list[float], fmt: Mapping[str, Any]) -> Check:
@@ -111,6 +138,8 @@ def hybrid_claim(runs: Runs = RUNS) -> Check:
     recalls["none"] = far_accuracy(runs, "none")
     ratios += [0.0 if between else 2.0, 0.0 if recalls["hybrid"] > recalls["rope"] else 2.0]
     ratios.append(0.0 if marks(runs, "hybrid") == marks(runs, "rope") else 2.0)  # past L its marks are RoPE's
+    first, last = first_failing_gaps(runs)  # copy runs: worse than RoPE where it first fails, better in the last band
+    ratios.append(0.0 if all(gap > 0 for gap in first.values()) and all(gap < 0 for gap in last.values()) else 2.0)
     fmt = {f"{run}_inside": f"{inside(runs, run, 'hybrid'):.2f}" for run in results(runs)}
     fmt |= {f"{run}_rope": f"{inside(runs, run, 'rope'):.2f}" for run in results(runs)}
     fmt |= {f"{run}_mark": m for run, m in marks(runs, "hybrid").items()}
@@ -118,7 +147,30 @@ def hybrid_claim(runs: Runs = RUNS) -> Check:
     fmt |= {f"{run}_none_mark": m for run, m in marks(runs, "none").items()}
     fmt |= {f"recall_{e}": f"{value:.2f}" for e, value in recalls.items()}
     fmt |= {"text_gap": f"{text_gap:.2f}", "rise": f"{RISE_TOLERANCE:g}"}
+    fmt |= {f"{run}_first": f"{gap:+.2f}" for run, gap in first.items()}
+    fmt |= {f"{run}_last": f"{gap:+.2f}" for run, gap in last.items()}
+    fmt |= {f"{run}_held": times_l(held_past(runs, run, "hybrid")) for run in results(runs)}
     return _claim("designs_hybrid", ratios, fmt)
+
+
+def first_failing_gaps(runs: Runs = RUNS) -> tuple[dict[str, float], dict[str, float]]:
+    r"""On each copy run (an optimum, and RoPE learned it): the hybrid's band mean minus RoPE's in the first band where
+    the hybrid fails, and in the run's last band (nats; > 0: the hybrid is worse)."""
+    first, last = {}, {}
+    for run in _with_optimum(runs):
+        verdict = verdicts(runs)[run]["hybrid"]
+        if run == "retrieval" or verdict.state in ("holds", "not_learned"):
+            continue
+        table = band_table(dict(results(runs)[run]), "loss")
+        final = list(table["rope"])[-1]
+        first[run] = table["hybrid"][verdict.band].mean - table["rope"][verdict.band].mean
+        last[run] = table["hybrid"][final].mean - table["rope"][final].mean
+    return first, last
+
+
+def times_l(multiple: float) -> str:
+    r"""A multiple of L as the page writes it: L, 4·L (language-neutral)."""
+    return "L" if multiple == 1 else f"{multiple:g}·L"
 
 
 def p_rope_gaps(runs: Runs = RUNS) -> tuple[float, float]:
@@ -147,6 +199,8 @@ def p_rope_claim(runs: Runs = RUNS) -> Check:
     last = list(far["rope"])[-1]
     fmt = {f"{run}_mark": m for run, m in marks(runs, "p_rope").items()}
     fmt |= {f"{run}_rope_mark": m for run, m in marks(runs, "rope").items()}
+    fmt |= {f"{run}_held": times_l(held_past(runs, run, "p_rope")) for run in per}
+    fmt |= {f"{run}_rope_held": times_l(held_past(runs, run, "rope")) for run in per}
     fmt |= {
         "held": f"{held:.3f}",
         "beyond": f"{beyond:.2f}",
@@ -184,6 +238,8 @@ def fox_claim(runs: Runs = RUNS) -> Check:
     fmt |= {f"{run}_alibi_mark": m for run, m in marks(runs, "alibi").items()}
     fmt |= {"text_fox": f"{means['fox']:.2f}", "text_next": f"{means[runner_up]:.2f}"}
     fmt |= {"text_rise": f"{per[text]['fox'].value:+.3f}"}
+    fmt |= {f"{run}_held": times_l(held_past(runs, run, "fox")) for run in per}
+    fmt |= {f"{run}_alibi_held": times_l(held_past(runs, run, "alibi")) for run in per}
     return Check(
         "lab.designs_fox" if max(ratios) <= 1.0 else "lab.designs_fox_not",
         max(ratios),
@@ -191,6 +247,16 @@ def fox_claim(runs: Runs = RUNS) -> Check:
         fmt=fmt,
         fmt_keys={"next": f"enc.{runner_up}", "best": f"enc.{best}"},
     )
+
+
+@uses()
+def designs_figure(v: Values, lang: str) -> go.Figure:
+    r"""How far past L each design and the encodings it builds on hold, on each committed run (bars, × L)."""
+    runs = tuple(results())
+    shown = tuple(dict.fromkeys(e for design, base in BUILDS_ON.items() for e in (*base, design)))
+    held_by = {e: [held_past(RUNS, run, e) for run in runs] for e in shown}
+    last = {run: last_band(RUNS, run) for run in runs}
+    return figs.designs(runs, held_by, last, designs=tuple(BUILDS_ON), holds=no_design_holds_further(), lang=lang)
 
 
 @uses()

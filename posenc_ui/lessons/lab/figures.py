@@ -226,3 +226,61 @@ def training(curves: Mapping[str, np.ndarray], *, steps: int, lang: str) -> go.F
         height=420,
         **{**LEGEND_BELOW, **focused(data, shown, lang)},
     )
+
+
+def designs(
+    runs: tuple[str, ...],
+    held: Mapping[str, list[float]],
+    last: Mapping[str, int],
+    *,
+    designs: tuple[str, ...],
+    holds: bool,
+    lang: str,
+) -> go.Figure:
+    r"""How far past L each encoding holds on each run, as grouped bars on a log₂ axis (1 = fails right past L, the
+    run's last band = holds to the end, 0 = did not learn the task, drawn at ½ where the axis says so). ``designs``
+    are drawn in full colour, the encodings they build on paler; ``holds``: no design holds further than what it builds
+    on (the title)."""
+    names = [t(f"lab.design_run.{run}", lang) for run in runs]
+    traces = []
+    for encoding, values in held.items():
+        design = encoding in designs
+        traces.append(
+            {
+                "type": "bar",
+                "x": names,
+                "y": [max(value, 0.5) for value in values],
+                "name": t(f"enc.{encoding}", lang),
+                "marker": {
+                    "color": ENCODING_COLOURS[encoding],
+                    "opacity": 1.0 if design else 0.45,
+                    "line": {"color": BLACK if design else WHITE, "width": 1},
+                },
+                "customdata": [
+                    t("lab.design_hover", lang, held=_times(value), last=_times(last[run]))
+                    if value
+                    else t("lab.design_not_learned", lang)
+                    for value, run in zip(values, runs, strict=True)
+                ],
+                "hovertemplate": "%{x}<br>%{customdata}<extra>%{fullData.name}</extra>",
+            }
+        )
+    ticks = [0.5, 1, 2, 4, 8, 16, 32]
+    return figure(
+        traces,
+        title=t("lab.fig_designs" if holds else "lab.fig_designs_neutral", lang),
+        x=t("lab.axis_design_run", lang),
+        y=t("lab.axis_design_held", lang),
+        yaxis={
+            "type": "log",
+            "range": [math.log10(0.4), math.log10(48)],
+            "tickvals": ticks,
+            "ticktext": [t("lab.design_not_learned_tick", lang), *(_times(k) for k in ticks[1:])],
+        },
+        barmode="group",
+        **LEGEND_BELOW,
+    )
+
+
+def _times(multiple: float) -> str:
+    return "L" if multiple == 1 else f"{multiple:g}·L"

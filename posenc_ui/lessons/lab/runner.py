@@ -170,6 +170,8 @@ def findings(page: Page) -> None:
         for name, (state, numbers) in lab.findings(page.values).items()
     ]
     st.markdown("\n".join(f"- {line}" for line in lines) + f"\n\n{page.t('lab.verdict_rule')}")
+    if "command" not in results:  # a live run: the lines above are its own, the paragraph below was written for ours
+        page.text("why_live")
     page.text(f"why.{results['task']}")
 
 

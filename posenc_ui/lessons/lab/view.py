@@ -307,10 +307,16 @@ def check_extrapolation(values: Values) -> Check:
 VIEW = View(
     page_id="lab",
     params=PARAMS,
-    figures={"by_position": by_position_figure, "extension": extension_figure, "training": training_figure},
+    figures={
+        "by_position": by_position_figure,
+        "extension": extension_figure,
+        "training": training_figure,
+        "designs": designs.designs_figure,
+    },
     # Trained results read from committed files (or a live run): nothing for the core to compute at export time.
     static={
-        name: "committed training results, not a core computation" for name in ("by_position", "extension", "training")
+        name: "committed training results, not a core computation"
+        for name in ("by_position", "extension", "training", "designs")
     },
     checks={
         "extrapolation": check_extrapolation,

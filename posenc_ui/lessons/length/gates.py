@@ -37,6 +37,10 @@ FEATURES, FORGET_BIAS = 16, 2.0
 #: T5's unidirectional buckets as in its decoder: 32 buckets, distances up to 128.
 T5_BUCKETS, T5_DISTANCE = 32, 128
 
+#: The panels that measure a distance (more = farther), drawn with the scale turned round: in every panel of the
+#: biases figure yellow is what counts as near (a bias: the largest, least penalised; a distance: the smallest).
+DISTANCES = frozenset({"t5", "positions"})
+
 PARAMS = (
     IntParam("seed", 0, lo=0, hi=20),
     IntParam("gate_length", 24, lo=8, hi=64, step=4),
@@ -89,6 +93,8 @@ def gate_bias_figure(v: Values, lang: str) -> go.Figure:
         value_name=t("length.value_name", lang),
         lang=lang,
         shared_scale=False,
+        gap=0.22,  # room for each panel's own colour bar
+        reverse=[name in DISTANCES for name in names],  # yellow = near in every panel, dark = far
     )
 
 

@@ -68,7 +68,8 @@ def _table(dim: int, base: float) -> RopeDecayTable:
 def decay_figure(v: Values, lang: str) -> go.Figure:
     table, inv_freq = _table(v["dim"], v["base"]), inv_freq_for(v["dim"], v["base"])
     marks = dict(zip(PUBLISHED_DECAY, rope_decay_bound(list(PUBLISHED_DECAY), inv_freq), strict=True))
-    return figs.decay(table.distances, table.bound(), table.all_ones(), marks, lang=lang)
+    # an all-ones q and k: each pair (1, 1) scores 2 cos rθᵢ, twice the core's unit-pair curve (its docstring)
+    return figs.decay(table.distances, table.bound(), 2.0 * table.all_ones(), marks, lang=lang)
 
 
 @memo

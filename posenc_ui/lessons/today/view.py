@@ -21,6 +21,7 @@ from posenc_core import (
     model_layers,
     mrope_offset_scores,
     nope_position_probe,
+    pair_wavelengths,
     rope_frequencies,
     rope_frequencies_from_config,
     rope_inv_freq,
@@ -234,19 +235,11 @@ def _spectra(proportion: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int
     return full, proportional, partial, head, base
 
 
-def _wavelengths(inv_freq: np.ndarray, pairs: int) -> np.ndarray:
-    r"""Each of ``pairs`` pair's wavelength, NaN where the pair does not turn (θ = 0) or does not exist."""
-    out = np.full(pairs, np.nan)
-    turning = inv_freq > 0
-    out[: inv_freq.shape[0]][turning] = rope_wavelengths(inv_freq[turning])
-    return out
-
-
 @uses("proportion")
 def prope_figure(v: Values, lang: str) -> go.Figure:
     full, proportional, partial, head, base = _spectra(v["proportion"])
     pairs = full.shape[0]
-    curves = [_wavelengths(full, pairs), _wavelengths(proportional, pairs), _wavelengths(partial, pairs)]
+    curves = [pair_wavelengths(full), pair_wavelengths(proportional), pair_wavelengths(partial, pairs=pairs)]
     names = [t(f"today.spectrum.{name}", lang) for name in ("full", "proportional", "partial")]
     slow_p = np.nanmax(curves[1])
     slow_n = np.nanmax(curves[2])

@@ -84,3 +84,29 @@ def residual_bars(residuals: Mapping[str, float], *, selected: str, lang: str) -
         yaxis={"type": "log", "range": [np.log10(ZERO_FLOOR), 1.5], "exponentformat": "power"},
         **reference_line(ROUNDING_LEVEL, t("why.rounding_level", lang), dash="dash", left=True, log_axis=True),
     )
+
+
+def scaling(dims: np.ndarray, top: np.ndarray, top_scaled: np.ndarray, *, keys: int, lang: str) -> go.Figure:
+    r"""The mean largest softmax weight over ``keys`` random keys against the head size d (log axis), for q·k and for
+    q·k/√d, with uniform attention 1/keys as a reference line."""
+    traces = [
+        {
+            "type": "scatter",
+            "x": dims,
+            "y": values,
+            "mode": "lines+markers",
+            "name": t(f"why.scaling_{name}", lang),
+            "line": {"color": colour, "width": 2},
+            "hovertemplate": "d = %{x:.0f}: %{y:.2f}<extra>%{fullData.name}</extra>",
+        }
+        for name, values, colour in (("raw", top, ENCODING_COLOURS["none"]), ("scaled", top_scaled, SELECTED))
+    ]
+    return figure(
+        traces,
+        title=t("why.fig_scaling", lang, keys=keys),
+        x=t("why.axis_head_size", lang),
+        y=t("why.axis_top_weight", lang),
+        xaxis={"type": "log", "tickvals": list(dims), "ticktext": [f"{d:.0f}" for d in dims]},
+        yaxis={"range": [0, 1.05]},
+        **reference_line(1.0 / keys, t("why.uniform_line", lang, keys=keys)),
+    )

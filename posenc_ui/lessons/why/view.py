@@ -15,6 +15,7 @@ from posenc_core import (
     FAMILIES,
     permutation_equivariance_residual,
     projection_weights,
+    scaling_spread,
     self_attention,
     token_embeddings,
 )
@@ -101,20 +102,52 @@ def check_selected(v: Values) -> Check:
     return Check("why.check_encoding", residual, expect_zero=False, fmt_keys={"encoding": f"enc.{v['encoding']}"})
 
 
+# --- why the scores are divided by √d_k ------------------------------------------------------------------------------
+
+#: Head sizes from 4 to 1024, and the draws behind each point (16 keys a query, 256 queries, one seed).
+SCALING_DIMS, SCALING_KEYS, SCALING_DRAWS = (4, 8, 16, 32, 64, 128, 256, 512, 1024), 16, 256
+
+
+@memo
+def _scaling():
+    return scaling_spread(SCALING_DIMS, keys=SCALING_KEYS, draws=SCALING_DRAWS, seed=0)
+
+
+@uses()
+def scaling_figure(v: Values, lang: str) -> go.Figure:
+    out = _scaling()
+    return figs.scaling(out.dims, out.top_weight, out.top_weight_scaled, keys=SCALING_KEYS, lang=lang)
+
+
+@uses()
+def check_scaling(v: Values) -> Check:
+    r"""Divided by √d, q·k has spread 1 at every head size (within 10 %); undivided its spread at d = 1024 is ≈ 32."""
+    out = _scaling()
+    residual = float(np.max(np.abs(out.spread_scaled - 1.0)))
+    fmt = {"raw": f"{out.spread[-1]:.1f}", "d": f"{out.dims[-1]:.0f}", "top": f"{out.top_weight[-1]:.2f}"}
+    fmt |= {"top_scaled": f"{out.top_weight_scaled[-1]:.2f}"}
+    return Check("why.check_scaling", residual, tolerance=0.1, fmt=fmt)
+
+
 VIEW = View(
     page_id="why",
     params=PARAMS,
-    figures={"attention_a": attention_a_figure, "attention_b": attention_b_figure, "residuals": residuals_figure},
+    figures={
+        "attention_a": attention_a_figure,
+        "attention_b": attention_b_figure,
+        "residuals": residuals_figure,
+        "scaling": scaling_figure,
+    },
     # The lesson is the switch from no encoding to one: dragged, the attention of the two sentences stops permuting.
     sweeps={"attention_a": "encoding", "attention_b": "encoding", "residuals": "encoding"},
-    checks={"none": check_none, "selected": check_selected},
+    checks={"none": check_none, "selected": check_selected, "scaling": check_scaling},
     explain=Explain(
         latex=(
             r"f(X) = \operatorname{softmax}\!\big(QK^\top/\sqrt{d}\big)\,V",
             r"Q, K, V = XW_Q,\ XW_K,\ XW_V",
             r"f(PX) = P\,f(X)\quad \forall P",
         ),
-        sources=(self_attention, permutation_equivariance_residual),
+        sources=(self_attention, permutation_equivariance_residual, scaling_spread),
         paper="Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762, §3.2, §3.5",
     ),
 )
