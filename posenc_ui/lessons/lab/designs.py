@@ -1,4 +1,4 @@
-r"""Page 11's section on the three 2025 designs the lab trains (p-RoPE, the RoPE/NoPE hybrid, FoX): what the four
+r"""Page 12's section on the three 2025 designs the lab trains (p-RoPE, the RoPE/NoPE hybrid, FoX): what the four
 committed runs show about each, in their own numbers.
 
 Each claim is a pure function of the committed runs (a test can hand it other files) and reads them through
