@@ -77,7 +77,9 @@ def _largest(scan: LayerScan) -> list[int]:
 def rescaled_figure(v: Values, lang: str) -> go.Figure:
     table = _table(v["text"])
     change = {method: table.change[m] for m, method in enumerate(table.methods)}
-    title = t("real.rescale.fig_methods", lang, tokens=table.length)
+    changed = [change[m] for m in table.methods if m != "dynamic"]
+    point = "cost" if min(float(c.min()) for c in changed) > 0 else "mixed"
+    title = t(f"real.rescale.fig_methods_{point}", lang, tokens=table.length)
     return figs.rescaled_losses(table.factors, change, chosen=float(v["factor"]), title=title, lang=lang)
 
 
@@ -115,7 +117,7 @@ def check_rescaled(v: Values) -> Check:
         residual=float(min(change[m] for m in changed)),
         expect_zero=False,
         tolerance=0.0,
-        fmt={"factor": f"{v['factor']:g}", "base": f"{table.base:.3f}"}
+        fmt={"factor": f"{v['factor']:g}", "trained": f"{table.base:.3f}"}
         | {method: f"{value:+.3f}" for method, value in change.items()},
     )
 
