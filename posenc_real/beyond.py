@@ -103,8 +103,6 @@ def main(argv: list[str] | None = None) -> int:
     r"""``python -m posenc_real beyond``: the loss by position past 8,192 tokens, as trained and under each rescaling,
     written as a committed-run JSON with the command that made it."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["beyond"]:
-        argv = argv[1:]
     parser = argparse.ArgumentParser(prog="python -m posenc_real beyond", description=main.__doc__)
     parser.add_argument("--tokens", type=int, default=32_768, help="how many tokens of the long text (default 32768)")
     parser.add_argument("--factor", type=float, default=4.0, help="every rescaling's factor k (default 4)")

@@ -24,7 +24,7 @@ import numpy as np
 
 from posenc_core import rope_inv_freq, rope_wavelengths
 
-from .intervene import projections_read, rotary_swapped, rotary_with_inv_freq, token_losses
+from .intervene import MODEL_LOCK, projections_read, rotary_swapped, rotary_with_inv_freq, token_losses
 from .load import RealModel, forward
 
 __all__ = [
@@ -48,7 +48,8 @@ STOP_COUNTS = (2, 4, 8, 16)
 
 def model_inv_freq(real: RealModel) -> np.ndarray:
     r"""(d/2,) float64: the model's own ``inv_freq`` buffer (θ_i, radians per token), as transformers built it."""
-    return real.model.model.rotary_emb.inv_freq.detach().double().cpu().numpy()
+    with MODEL_LOCK:  # the model's own module, never another session's swapped in
+        return real.model.model.rotary_emb.inv_freq.detach().double().cpu().numpy()
 
 
 @dataclass(frozen=True)

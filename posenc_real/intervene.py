@@ -8,8 +8,8 @@ Two sessions must never see each other's changes, so every intervention holds :d
 lock per process — from the change, through its forward, to the restore (``try/finally``: the model is restored even
 when the forward fails). We chose the lock over copies of the model: a copy of the 135M float32 weights costs
 ~0.5 GB a session, and a forward is short (~0.4–1 s at 256 tokens), so waiting for the lock costs less than memory
-the process does not have. A plain forward elsewhere must hold the same lock to be sure it sees the model as loaded
-(:func:`posenc_real.load.forward` should take it; until it does, :func:`locked_forward` here does).
+the process does not have. :func:`posenc_real.load.forward` takes the same lock, so a plain forward of another
+session waits for an intervention to end and sees the model as loaded.
 
 The loss is the mean next-token negative log-likelihood (nats) that transformers' ``LlamaForCausalLM`` computes with
 ``labels=`` the input ids; :func:`token_losses` returns it per token, from the same logits, so a figure can show
@@ -20,18 +20,16 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from .load import RealModel, forward
+from .load import MODEL_LOCK, RealModel, forward
 
 __all__ = [
     "MODEL_LOCK",
     "layers_without_position",
-    "locked_forward",
     "mean_loss",
     "projections_read",
     "rotary_from_parameters",
@@ -39,16 +37,6 @@ __all__ = [
     "rotary_with_inv_freq",
     "token_losses",
 ]
-
-#: Held by every intervention from its change to its restore, and by :func:`locked_forward`: one per process, as the
-#: model is. Re-entrant, so an intervention's own forward may take it again.
-MODEL_LOCK = threading.RLock()
-
-
-def locked_forward(real: RealModel, ids: np.ndarray, positions: np.ndarray | None = None, **kwargs: Any) -> Any:
-    r""":func:`posenc_real.load.forward` under :data:`MODEL_LOCK`: the model as loaded, never mid-intervention."""
-    with MODEL_LOCK:
-        return forward(real, ids, positions, **kwargs)
 
 
 def token_losses(real: RealModel, ids: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
@@ -59,8 +47,7 @@ def token_losses(real: RealModel, ids: np.ndarray, positions: np.ndarray | None 
     """
     import torch
 
-    with MODEL_LOCK:
-        logits = forward(real, ids, positions).logits[0]  # (L, V)
+    logits = forward(real, ids, positions).logits[0]  # (L, V)
     targets = torch.as_tensor(np.asarray(ids, dtype=np.int64)[1:], device=logits.device)
     nll = torch.nn.functional.cross_entropy(logits[:-1].float(), targets, reduction="none")  # (L − 1,)
     return nll.double().cpu().numpy()
@@ -90,7 +77,8 @@ def rotary_with_inv_freq(real: RealModel, inv_freq: np.ndarray) -> Any:
     the angles and cos/sin, stays transformers' own). The model is not touched."""
     import torch
 
-    rotary = copy.deepcopy(_rotary(real))
+    with MODEL_LOCK:  # the model's own module, never another session's swapped in
+        rotary = copy.deepcopy(_rotary(real))
     values = torch.as_tensor(np.asarray(inv_freq, dtype=np.float32), device=rotary.inv_freq.device)
     if values.shape != rotary.inv_freq.shape:
         raise ValueError(f"inv_freq has shape {tuple(values.shape)}, the model's {tuple(rotary.inv_freq.shape)}")
