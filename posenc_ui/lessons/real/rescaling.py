@@ -31,6 +31,8 @@ from . import figures_frequencies as figs
 from .model import passage_ids, shared_model
 
 PARAMS = (ChoiceParam("factor", 4, options=FACTORS, widget="select_slider"),)
+#: The rescalings that keep the fastest pairs as trained (YaRN) or nearly (base × k slows pair i by k^(2i/d)).
+KEEP_FAST = ("base", "yarn")
 #: How many layers the NoPE figure and its words name: the largest changes.
 NAMED_LAYERS = 3
 #: transformers builds θ_i in float32, the core in float64: they agree to float32's rounding (2⁻²⁴ ≈ 6e-8), with room.
@@ -77,8 +79,8 @@ def _largest(scan: LayerScan) -> list[int]:
 def rescaled_figure(v: Values, lang: str) -> go.Figure:
     table = _table(v["text"])
     change = {method: table.change[m] for m, method in enumerate(table.methods)}
-    changed = [change[m] for m in table.methods if m != "dynamic"]
-    point = "cost" if min(float(c.min()) for c in changed) > 0 else "mixed"
+    others = np.max([change[m] for m in KEEP_FAST], axis=0)
+    point = "pi" if bool(np.all(change["linear"] > others)) else "mixed"
     title = t(f"real.rescale.fig_methods_{point}", lang, tokens=table.length)
     return figs.rescaled_losses(table.factors, change, chosen=float(v["factor"]), title=title, lang=lang)
 
@@ -106,15 +108,14 @@ def check_core(v: Values) -> Check:
 
 @uses("text", "factor")
 def check_rescaled(v: Values) -> Check:
-    r"""At the chosen factor, every method that changes the frequencies (all but dynamic NTK, which leaves them as
-    they are below 8,192 tokens) raises the loss: residual = the smallest rise (nats per token)."""
+    r"""At the chosen factor, PI (every θ_i divided by k) raises the loss more than base × k and YaRN, which keep the
+    fastest pairs (nearly) as trained: residual = PI's change less the larger of theirs (nats per token)."""
     table = _table(v["text"])
     j = table.factors.index(float(v["factor"]))
     change = dict(zip(table.methods, table.change[:, j], strict=True))
-    changed = [m for m in table.methods if m != "dynamic"]
     return Check(
         key="real.rescale.check_methods",
-        residual=float(min(change[m] for m in changed)),
+        residual=float(change["linear"] - max(change[m] for m in KEEP_FAST)),
         expect_zero=False,
         tolerance=0.0,
         fmt={"factor": f"{v['factor']:g}", "trained": f"{table.base:.3f}"}
