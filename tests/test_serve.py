@@ -87,3 +87,14 @@ def test_the_page_warm_up_computes_every_cached_recipe_at_its_defaults_in_each_l
     )
     assert warm_pages([view], ("en", "zh")) == 4  # figure and check in each language
     assert seen == [("figure", 7, "en"), ("check",), ("figure", 7, "zh")]  # the check reads nothing: once
+
+
+def test_the_page_warm_up_leaves_the_real_model_to_its_first_visit() -> None:
+    r"""A class's backend warms every page but the one that runs a real model (its entry's ``runs_model``)."""
+    from posenc_ui.lessons import PAGES
+    from posenc_ui.serve.backend import warmed_views
+
+    warmed = warmed_views()
+    assert [p.view for p in PAGES if p.runs_model], "the real-model page is in the registry"
+    assert all(p.view not in warmed for p in PAGES if p.runs_model)
+    assert all(p.view in warmed for p in PAGES if not p.runs_model)

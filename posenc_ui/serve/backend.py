@@ -34,12 +34,21 @@ from ..lessons.lab.runner import warm_up
 from ..state import defaults
 
 
+def warmed_views() -> list[View]:
+    r"""The views :func:`warm_pages` computes by default: every page's but the real model's. Warming that one would
+    load the model (~1.2 GB, ~25 s) and run its forwards in every backend before anyone asks, and fetch it from the
+    package index where it is not cached yet; its first visit loads it, with the page's progress message."""
+    from ..lessons import PAGES  # here, not above: the server starts before every page is imported
+
+    return [page.view for page in PAGES if not page.runs_model]
+
+
 def warm_pages(views: Iterable[View] | None = None, langs: Iterable[str] = LANGS) -> int:
     r"""Compute every cached figure and check of ``views`` at their defaults in each language (into the shared
     memory, :mod:`posenc_ui.memo`); return how many. A recipe the core refuses at its defaults is skipped here (the
     page says why when it is drawn); recipes that are not cached (:func:`~posenc_ui.lesson.reads`) are left alone."""
     if views is None:
-        from ..lessons import VIEWS as views  # here, not above: the server starts before every page is imported
+        views = warmed_views()
     done = 0
     for view in views:
         for lang in langs:
