@@ -70,7 +70,8 @@ def _ratio_bands(p: AttentionByDistance) -> tuple[np.ndarray, np.ndarray, np.nda
 def distance_figure(v: Values, lang: str) -> go.Figure:
     p = profile(v["text"])
     edges = distance_bins(p.length)
-    title = t("real.fig_distance", lang, tokens=p.length)
+    near, far = _near_far(p)
+    title = t("real.fig_distance", lang, tokens=p.length, near=f"{near:.2g}", far=f"{far:.2g}")
     return figs.distance_heatmap(p.binned_relative_to_uniform(edges), edges, title=title, lang=lang)
 
 
@@ -101,18 +102,24 @@ def check_mass(v: Values) -> Check:
     return Check("real.check_mass", residual, tolerance=SUM_TOLERANCE, fmt={"heads": heads, "tokens": p.length})
 
 
+def _near_far(p: AttentionByDistance) -> tuple[float, float]:
+    r"""The median head's mass ÷ uniform's on keys 1 … :data:`LOCAL_DISTANCE` tokens back and on keys beyond
+    :data:`FAR_DISTANCE` (NaN when the text is too short to have any)."""
+    edges = np.asarray([0, 1, LOCAL_DISTANCE + 1, FAR_DISTANCE + 1, p.length - 1])
+    if p.length - 1 <= FAR_DISTANCE + 1:
+        edges = np.asarray([0, 1, min(LOCAL_DISTANCE + 1, p.length - 1)])
+    ratio = p.binned_relative_to_uniform(edges).reshape(-1, edges.size - 1)
+    near = float(np.median(ratio[:, 1]))
+    far = float(np.median(ratio[:, 3])) if edges.size == 5 else float("nan")
+    return near, far
+
+
 @uses("text")
 def check_decay(v: Values) -> Check:
-    r"""The median head, against uniform causal attention, in two bands of distance: within :data:`LOCAL_DISTANCE`
-    (the query itself left out) and beyond :data:`FAR_DISTANCE`. The claim: the far keys get less than uniform
-    attention gives them (residual = the far ratio, below 1)."""
-    p = profile(v["text"])
-    edges = np.asarray([1, LOCAL_DISTANCE + 1, FAR_DISTANCE + 1, p.length - 1])
-    if p.length - 1 <= FAR_DISTANCE + 1:  # too short a text to have far keys
-        edges = edges[:3]
-    ratio = p.binned_relative_to_uniform(np.concatenate([[0], edges]))[:, :, 1:].reshape(-1, edges.size - 1)
-    near = float(np.median(ratio[:, 0]))
-    far = float(np.median(ratio[:, -1])) if edges.size == 4 else float("nan")
+    r"""The median head against uniform causal attention in two bands of distance: 1 … :data:`LOCAL_DISTANCE` and
+    beyond :data:`FAR_DISTANCE`. The claim: the far keys get less than uniform attention gives them (residual = the
+    far ratio, below 1)."""
+    near, far = _near_far(profile(v["text"]))
     return Check(
         "real.check_decay",
         far,
@@ -145,7 +152,6 @@ def distance_words(v: Values, lang: str) -> dict[str, object]:
         "majority": f"{MAJORITY:.0%}",
         "local": LOCAL_DISTANCE,
         "reach": FAR_DISTANCE,
-        "uniform_first": f"{float(uniform_weight_per_key(profile(v['text']).length)[0]):.3f}",
     }
 
 

@@ -71,6 +71,7 @@ def distance_heatmap(ratio: np.ndarray, edges: np.ndarray, *, title: str, lang: 
         title=title,
         x=t("real.axis_distance_bin", lang),
         y=t("real.axis_head", lang),
+        xaxis={"type": "category"},
         yaxis={"autorange": "reversed", "tickvals": ticks, "ticktext": [r.split()[0] for r in ticks]},
         height=560,
     )

@@ -100,7 +100,14 @@ def streaming_figure(v: Values, lang: str) -> go.Figure:
         "without": _smoothed(dropped),
     }
     losses = {"full": full.loss, "with": kept.loss, "without": dropped.loss}
-    title = t("real.fig_streaming", lang, window=v["window"], sinks=SINK_TOKENS)
+    title = t(
+        "real.fig_streaming",
+        lang,
+        window=v["window"],
+        sinks=SINK_TOKENS,
+        without=f"{dropped.loss:.2f}",
+        **{"with": f"{kept.loss:.2f}"},
+    )
     return figs.streaming_curves(
         positions, curves, losses, window=v["window"], sinks=SINK_TOKENS, smoothing=SMOOTHING, title=title, lang=lang
     )
