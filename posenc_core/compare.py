@@ -30,7 +30,7 @@ fast route against the dense N × N computation. Full rank of the logits is ther
 numerical rank depends on its tolerance: :func:`numerical_rank` counts singular values above ``rtol`` times the
 largest.
 
-Whether an encoding extrapolates is not read here: page 12 takes it from the extrapolation lab's committed runs and
+Whether an encoding extrapolates is not read here: page 13 takes it from the extrapolation lab's committed runs and
 their verdict rule (:mod:`posenc_lab.runs`).
 """
 
@@ -170,7 +170,7 @@ def numerical_rank(matrix: object, *, rtol: float = 1e-10) -> int:
     A score matrix of rank r can be written :math:`s_{mn} = \phi_m^\top \psi_n` with per-token features of size r.
     The count depends on ``rtol``: the (128, 128) logits of sinusoids or RoPE with d = 64 have rank at most 64 by
     construction but count far fewer at the default, and ALiBi's bidirectional logits count all 128 at the default but
-    as few at 1e-3 (page 12 shows the numbers). Nor does full rank mean linear attention needs the N × N matrix: it
+    as few at 1e-3 (page 13 shows the numbers). Nor does full rank mean linear attention needs the N × N matrix: it
     applies a Toeplitz bias by FFT and ALiBi's by decayed running totals (:func:`bias_route_residual`). A zero
     matrix has rank 0.
     """

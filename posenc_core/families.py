@@ -254,7 +254,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType(
     }
 )
 
-#: The families Compare (page 12) draws and tabulates: those with ``scores``, absolute first.
+#: The families Compare (page 13) draws and tabulates: those with ``scores``, absolute first.
 COMPARED = tuple(name for name, entry in FAMILIES.items() if entry.scores is not None)
 #: How linear attention applies each family in Compare (see :data:`ROUTES`).
 LINEAR_ROUTES: Mapping[str, str] = MappingProxyType({name: FAMILIES[name].linear_route for name in COMPARED})

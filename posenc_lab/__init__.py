@@ -1,4 +1,4 @@
-r"""The extrapolation lab (page 11): tiny Transformers that differ only in how they encode position, trained on a task
+r"""The extrapolation lab (page 12): tiny Transformers that differ only in how they encode position, trained on a task
 and tested past their training length.
 
 Its modules, none of which imports Streamlit:

@@ -143,15 +143,19 @@ def forward(
     positions: np.ndarray | None = None,
     *,
     attentions: bool = False,
+    labels: bool = False,
 ) -> Any:
     r"""transformers' own forward on one sequence: ``ids`` (L,) at ``positions`` (L,) (default 0 … L − 1), under
-    ``torch.no_grad``. Returns the model's output (``logits`` (1, L, V) float32; ``attentions``, one (1, H, L, L)
-    per layer, when asked)."""
+    ``torch.no_grad``. Returns the model's output: ``logits`` (1, L, V) float32; ``attentions``, one (1, H, L, L)
+    per layer, when asked; with ``labels``, ``loss``: transformers' own mean next-token cross-entropy (nats) of the
+    ids themselves."""
     import torch
 
-    tokens = torch.as_tensor(np.asarray(ids, dtype=np.int64), device=real.device)[None]  # (1, L)
+    tokens = torch.tensor(np.asarray(ids, dtype=np.int64), device=real.device)[None]  # (1, L)
     kwargs: dict[str, Any] = {"output_attentions": attentions, "use_cache": False}
+    if labels:
+        kwargs["labels"] = tokens
     if positions is not None:
-        kwargs["position_ids"] = torch.as_tensor(np.asarray(positions, dtype=np.int64), device=real.device)[None]
+        kwargs["position_ids"] = torch.tensor(np.asarray(positions, dtype=np.int64), device=real.device)[None]
     with torch.no_grad():
         return real.model(tokens, **kwargs)

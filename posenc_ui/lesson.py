@@ -145,6 +145,10 @@ class PageEntry:
     script: str
     view: View
     preview: str
+    #: Its figures run a real model (torch and transformers, imported when they are first drawn; a first load takes
+    #: seconds to minutes): the real-model page. Tests give such a page's runs the time a load takes, and leave it out
+    #: of the pages that must never import torch.
+    runs_model: bool = False
 
     @property
     def id(self) -> str:

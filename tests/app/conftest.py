@@ -9,6 +9,9 @@ from streamlit.testing.v1 import AppTest
 
 from posenc_ui import catalog
 
+#: Seconds an AppTest run of a page that runs a real model may take (its first run fetches and loads the model).
+MODEL_TIMEOUT = 900
+
 
 @pytest.fixture
 def open_page() -> Callable[..., AppTest]:
@@ -24,7 +27,10 @@ def open_page() -> Callable[..., AppTest]:
         params: dict[str, str] | None = None,
         context: dict | None = None,
     ) -> AppTest:
-        at = AppTest.from_file(str(catalog.ROOT / catalog.HOME_SCRIPT), default_timeout=30)
+        entry = next((page for page in catalog.PAGES if page.script == script), None)
+        # A page that runs a real model loads it on its first run (seconds in CI, minutes on a loaded machine)
+        timeout = MODEL_TIMEOUT if entry is not None and entry.runs_model else 30
+        at = AppTest.from_file(str(catalog.ROOT / catalog.HOME_SCRIPT), default_timeout=timeout)
         at.context.update(context or {})
         if script is not None:
             at.switch_page(script)

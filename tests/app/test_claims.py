@@ -43,7 +43,7 @@ def _reach(verdict) -> float:
 
 def test_sinusoids_and_rope_each_hold_further_on_one_task() -> None:
     r"""``sinusoidal.errata_expressive``: in the lab neither dominates — sinusoids reach further on passkey retrieval,
-    RoPE on copy ℓ = 8 (the committed runs, every seed, page 12's verdicts)."""
+    RoPE on copy ℓ = 8 (the committed runs, every seed, page 13's verdicts)."""
     from posenc_ui.lessons.compare.view import lab_verdicts
 
     sin, rope = lab_verdicts()["sinusoidal"], lab_verdicts()["rope"]
@@ -53,7 +53,7 @@ def test_sinusoids_and_rope_each_hold_further_on_one_task() -> None:
 
 def test_t5_and_nope_recall_to_the_end_where_alibi_fails_past_eight_l() -> None:
     r"""``relative.bias_errata``: on passkey retrieval T5 and NoPE hold to 32·L on every seed, ALiBi fails past 8·L
-    (the committed runs, page 12's verdicts)."""
+    (the committed runs, page 13's verdicts)."""
     from posenc_ui.lessons.compare.view import lab_verdicts
 
     retrieval = {e: verdicts["retrieval"] for e, verdicts in lab_verdicts().items()}

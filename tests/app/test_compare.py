@@ -1,4 +1,4 @@
-r"""Page 12: the table's live columns, the lab verdicts from all four committed runs (recomputed here from the JSON),
+r"""Page 13: the table's live columns, the lab verdicts from all four committed runs (recomputed here from the JSON),
 the small multiples, the per-task extrapolation figure, the checks, and the page in AppTest in both languages."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from posenc_ui.lessons.compare.view import (
 )
 from posenc_ui.state import defaults
 
-SCRIPT = "pages/12_Compare.py"
+SCRIPT = "pages/13_Compare.py"
 #: The committed runs whose verdicts this file states (in the order the page lists them: the registry's, then by lag).
 TASKS = ("lag", "lag8", "retrieval", "text")
 
@@ -244,7 +244,7 @@ def test_each_tasks_verdict_is_visible_in_both_languages(open_page, lang: str) -
         row = rows[name]  # the lab's numbers table (NoPE is only there)
         assert all(f"{mark(v)} {v.value:.3f}" in row for v in per_task.values())
         if encoding in COMPARED:  # the main table's short cell, in the first row for this encoding (not NoPE, the
-            # hybrid or FoX, which have no position-only score matrix: page 12's not_compared says why)
+            # hybrid or FoX, which have no position-only score matrix: page 13's not_compared says why)
             first = next(line for line in table.splitlines() if line.startswith(f"| **{name}**")).replace("\xa0", " ")
             for task, v in per_task.items():
                 assert f"{t(f'compare.task.{task}', lang)} {mark(v)}" in first

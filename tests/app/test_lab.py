@@ -1,4 +1,4 @@
-r"""Page 11, the extrapolation lab: the committed runs, what the page says about them, and a real live run."""
+r"""Page 12, the extrapolation lab: the committed runs, what the page says about them, and a real live run."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from posenc_lab.tasks import (
 from posenc_ui.lessons.lab import view as lab
 from posenc_ui.lessons.lab.view import ENCODING_SETS, live_config
 
-SCRIPT = "pages/11_Extrapolation_lab.py"
+SCRIPT = "pages/12_Extrapolation_lab.py"
 #: The committed runs by (task, lag): the lag of the runs of the other tasks is the preset's (2), as stored in each.
 COMMITTED = {(run.task, run.own.get("lag", 2)): run.path for run in committed_runs()}
 DEFAULTS = {p.name: p.default for p in lab.PARAMS}
@@ -289,7 +289,7 @@ def _seed_band_means(results: dict, encoding: str, key: str = "loss") -> list[li
 
 
 def test_the_designs_claims_are_what_the_committed_runs_hold_for_every_seed():
-    r"""Page 11's three lines on the 2025 designs, recomputed from the JSON with the hand-written verdict rule above:
+    r"""Page 12's three lines on the 2025 designs, recomputed from the JSON with the hand-written verdict rule above:
     p-RoPE's and the hybrid's verdicts are RoPE's on every run; FoX's are ALiBi's but on retrieval; the hybrid learns
     copy and retrieval inside L (worst seed ≤ 0.2 nats), sits > 0.05 nats per byte above RoPE on text, fails on
     retrieval where NoPE holds, yet recalls more than RoPE in the farthest band; FoX has the lowest text loss inside L

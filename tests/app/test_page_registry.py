@@ -51,6 +51,7 @@ SHARED_PATHS = {
     "rope": "RoPE",
     "extension": "Context_extension",
     "alibi": "ALiBi",
+    "real": "Real_model",
     "lab": "Extrapolation_lab",
     "compare": "Compare",
 }

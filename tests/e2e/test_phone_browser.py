@@ -20,7 +20,7 @@ IPHONE_UA = (
     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
     "Version/17.0 Mobile/15E148 Safari/604.1"
 )
-#: The top of the first figure (or of the first table: page 12 opens with one), px from the top of the screen.
+#: The top of the first figure (or of the first table: page 13 opens with one), px from the top of the screen.
 FIRST_FIGURE_TOP = """() => {
   const e = document.querySelector('.posenc-chart, [data-testid=stMarkdownContainer] table');
   return e ? e.getBoundingClientRect().top : null;

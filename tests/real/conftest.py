@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from posenc_real import ModelUnavailable, RealModel, ensure_model, load_model
+from posenc_real import ModelUnavailable, RealModel, ensure_model, model_choice
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -31,5 +31,9 @@ def model_file() -> Path:
 
 @pytest.fixture(scope="session")
 def real(model_file: Path) -> RealModel:
-    r"""The model loaded by transformers (eval mode, float32, eager attention), shared by the session's tests."""
-    return load_model(name="")  # "" = the wheel's GGUF, whatever $POSENC_REAL_MODEL says
+    r"""The model loaded by transformers (eval mode, float32, eager attention), shared by the session's tests and by
+    the page's own process-wide holder (:func:`posenc_ui.lessons.real.model.shared_model`), so it loads once."""
+    from posenc_ui.lessons.real import model
+
+    assert model_choice() is None, "the tests run the wheel's model: unset $POSENC_REAL_MODEL"
+    return model.shared_model()

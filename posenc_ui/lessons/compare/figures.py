@@ -1,4 +1,4 @@
-r"""Figures of page 12 (compare): every encoding's position-only score matrix as small multiples, and the lab's
+r"""Figures of page 13 (compare): every encoding's position-only score matrix as small multiples, and the lab's
 committed runs past the training length, one panel per task with the spread over seeds. Pure builders: arrays in,
 ``go.Figure`` out."""
 

@@ -1,4 +1,4 @@
-r"""Page 12's linear-attention column: what each encoding needs so that linear attention never forms N × N weights.
+r"""Page 13's linear-attention column: what each encoding needs so that linear attention never forms N × N weights.
 
 Linear attention replaces :math:`e^{q_i^\top k_j}` by :math:`\phi(q_i)^\top\phi(k_j)` and sums over keys as running
 totals (Katharopoulos et al. 2020, arXiv:2006.16236). :data:`posenc_core.LINEAR_ROUTES` says how each encoding fits:

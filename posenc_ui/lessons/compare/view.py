@@ -1,4 +1,4 @@
-r"""Page 12 — every encoding side by side: relative or absolute (checked live: is the position-only score matrix
+r"""Page 13 — every encoding side by side: relative or absolute (checked live: is the position-only score matrix
 Toeplitz?), does it extrapolate (all four committed runs of the extrapolation lab, every seed), what it costs, where
 it lives, who uses it.
 """
@@ -52,7 +52,7 @@ from . import figures as figs
 from .linear import check_linear, check_rank, linear_cell
 
 Runs = tuple[tuple[str, Path], ...]
-#: The committed runs of the extrapolation lab (page 11, :func:`posenc_lab.runs.committed_runs`), three seeds each:
+#: The committed runs of the extrapolation lab (page 12, :func:`posenc_lab.runs.committed_runs`), three seeds each:
 #: (run id, file). Every lab-derived mark, number, figure and check of this page reads all of them.
 LAB_RUNS: Runs = tuple((run.id, run.path) for run in committed_runs())
 #: The lab page's URL settings that show each run there.
@@ -409,4 +409,4 @@ VIEW = View(
     ),
 )
 
-PAGE = PageEntry("pages/12_Compare.py", VIEW, preview="matrices")
+PAGE = PageEntry("pages/13_Compare.py", VIEW, preview="matrices")

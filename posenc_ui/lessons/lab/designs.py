@@ -1,11 +1,11 @@
-r"""Page 11's section on the three 2025 designs the lab trains (p-RoPE, the RoPE/NoPE hybrid, FoX): what the four
+r"""Page 12's section on the three 2025 designs the lab trains (p-RoPE, the RoPE/NoPE hybrid, FoX): what the four
 committed runs show about each, in their own numbers.
 
 Each claim is a pure function of the committed runs (a test can hand it other files) and reads them through
 :mod:`posenc_lab.runs` alone: the verdict rule (:func:`~posenc_lab.runs.extrapolation_verdicts`) for how far a model
 holds past L, :func:`~posenc_lab.runs.band_table` for its loss inside L. A claim is a conjunction of conditions; when
 one fails the page prints the claim's own ``_not`` sentence, which says what the numbers show instead. Verdicts are
-written with Compare's marks (page 12): ✓ holds to the last band, ◐ k·L holds to k·L, ✗ fails right past L, ○ did not
+written with Compare's marks (page 13): ✓ holds to the last band, ◐ k·L holds to k·L, ✗ fails right past L, ○ did not
 learn the task inside L.
 """
 

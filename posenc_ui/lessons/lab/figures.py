@@ -1,4 +1,4 @@
-r"""Figures of page 11: loss (or accuracy) per position for each encoding with its spread over seeds, RoPE's
+r"""Figures of page 12: loss (or accuracy) per position for each encoding with its spread over seeds, RoPE's
 zero-shot extensions, and training.
 
 Every curve is the mean over seeds; the shaded band around it runs from the lowest to the highest seed at each

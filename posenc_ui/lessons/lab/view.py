@@ -1,4 +1,4 @@
-r"""Page 11 — the extrapolation lab: tiny Transformers that differ only in their position encoding, trained on one of
+r"""Page 12 — the extrapolation lab: tiny Transformers that differ only in their position encoding, trained on one of
 the lab's tasks (:data:`posenc_lab.tasks.TASKS`) and tested past the length they were trained on.
 
 The committed runs (:func:`posenc_lab.runs.committed_runs`, three seeds each, made by the command stored inside them)
@@ -335,4 +335,4 @@ VIEW = View(
     ),
 )
 
-PAGE = PageEntry("pages/11_Extrapolation_lab.py", VIEW, preview="by_position")
+PAGE = PageEntry("pages/12_Extrapolation_lab.py", VIEW, preview="by_position")

@@ -3,7 +3,7 @@ r"""Page 4 — learned absolute position embeddings (BERT, GPT-2).
 A (max_length, d) table with one trained row per position: nothing exists past the last row, so a learned table
 cannot extrapolate — :func:`posenc_core.lookup_positions` refuses, and the page shows that refusal as the lesson.
 Sinusoids, computed from a formula, simply keep going. Then the table a model actually trained: the extrapolation
-lab's (page 11, committed in ``assets/lab/``), whose rows past the training windows were never touched — shown with
+lab's (page 12, committed in ``assets/lab/``), whose rows past the training windows were never touched — shown with
 :func:`posenc_core.neighbour_cosine` and, against a twin trained from the same seed, :func:`posenc_core.row_distances`.
 Last, the question of mmmwhy's 「Transformer 中的 position embedding 的设计」: why may position simply be *added* to the
 word? Because token + position + segment lookups are one linear layer over concatenated one-hots.
@@ -61,7 +61,7 @@ PARAMS = (
     ChoiceParam("model", "text", options=("text", "lag")),
 )
 
-#: The extrapolation lab's committed runs (page 11, :func:`posenc_lab.runs.committed_run`) whose learned table this page
+#: The extrapolation lab's committed runs (page 12, :func:`posenc_lab.runs.committed_run`) whose learned table this page
 #: shows, by task. Each stores its first seed's trained table, rows 0 … 4L − 1, under ``runs.learned.table``.
 TRAINED_FILES = {"text": committed_run("text").path, "lag": committed_run("lag", lag=2).path}
 #: The lag task again, copying 8 tokens back instead of 2, with the same seed and the same model: it starts from the

@@ -1,4 +1,4 @@
-r"""Page 11 — the extrapolation lab: train tiny Transformers per position encoding on three tasks, test past L_train."""
+r"""Page 12 — the extrapolation lab: train tiny Transformers per position encoding on three tasks, test past L_train."""
 
 from posenc_ui.frame import start
 from posenc_ui.lessons.lab import runner as lab_runner

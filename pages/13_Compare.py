@@ -1,4 +1,4 @@
-r"""Page 12 — compare: every encoding on the same properties, the checkable ones measured live on this page."""
+r"""Page 13 — compare: every encoding on the same properties, the checkable ones measured live on this page."""
 
 from posenc_ui.frame import start
 from posenc_ui.lessons.compare.view import VIEW, comparison_table

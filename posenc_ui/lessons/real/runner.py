@@ -1,0 +1,77 @@
+r"""The real-model page's Streamlit parts: the first load's progress message, what the text box's text is to the
+model, and the model's work done outside the page's turn.
+
+torch and transformers are imported here only through :func:`.model.shared_model`, the first time the page opens in a
+server process (the other pages never import them: ``tests/app/test_no_torch.py``). The fetch and the load take
+seconds to minutes; they run with the page's turn given up (:mod:`posenc_ui.turns`), under a status box that names
+each step, so other students' pages go on meanwhile. A session that opens the page while another is loading the
+model says so and waits for that same load. The forwards a setting needs are run the same way, before the figures
+ask for them (:func:`prepare`), so that drawing the page holds the turn only as long as any other page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from posenc_core import PosEncError
+
+from ...frame import Page
+from ...refusals import refusal_text
+from ...turns import TURNS
+from . import model
+
+
+def ready(page: Page) -> bool:
+    r"""Whether the model is loaded; on the first visit of a process, load it under a status box naming each step.
+    When it cannot be had, say what is missing and how to get it, and return ``False``."""
+    if model.loaded():
+        return True
+    lang = page.lang
+    with st.status(page.t("real.loading"), expanded=True) as status:
+        if model.loading_elsewhere():
+            st.write(page.t("real.step.waiting"))
+
+        def say(step: str) -> None:
+            status.update(label=page.t(f"real.step.{step}"))
+            st.write(page.t(f"real.step.{step}"))
+
+        try:
+            with TURNS.aside():  # seconds to minutes: other students' pages go on meanwhile
+                model.shared_model(progress=say)
+        except PosEncError as err:
+            status.update(label=page.t("real.load_failed"), state="error", expanded=True)
+            st.error(refusal_text(err, lang), icon=":material/cloud_off:")
+            return False
+        status.update(label=page.t("real.loaded"), state="complete", expanded=False)
+    return True
+
+
+def text_status(page: Page) -> bool:
+    r"""Under the text box: how many tokens the model reads, or why the text is refused (the figures below then keep
+    the last text's). Returns whether the text is accepted."""
+    try:
+        ids = prepare(page, model.text_ids)
+    except PosEncError as err:
+        st.error(refusal_text(err, page.lang), icon=":material/error:")
+        return False
+    st.caption(page.t("real.tokens", tokens=f"{ids.size:,}", limit=model.MAX_TOKENS))
+    return True
+
+
+def prepare(page: Page, recipe: Callable[..., Any]) -> Any:
+    r"""``recipe(values)`` (memoized computations that run the model, :func:`~posenc_ui.lesson.reads` declaring what
+    it reads) with the page's turn given up, under a spinner (shown after half a second: not when the app's memory
+    has the result); its result or its refusal, as the figures will find them."""
+    with st.spinner(page.t("real.computing"), show_time=True), TURNS.aside():
+        return page.ask(recipe)
+
+
+def warm(page: Page, recipe: Callable[..., Any]) -> None:
+    r""":func:`prepare` for a section: a refusal is left for its figures to say, in their place."""
+    try:
+        prepare(page, recipe)
+    except PosEncError:
+        pass

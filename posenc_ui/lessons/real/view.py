@@ -1,0 +1,43 @@
+r"""Page 11 — position inside a real language model, on the reader's own text.
+
+SmolLM2-135M-Instruct (Allal et al. 2025, arXiv:2502.02737; Apache-2.0): a Llama decoder of 30 layers trained with
+RoPE (θ = 100,000, 8,192 positions). The page runs the instruct checkpoint as the package index carries it, its
+weights stored in 4 bits (Q4_1) and dequantized to float32 by transformers' GGUF reader, through transformers' own
+Llama code (:mod:`posenc_real`). No forward pass of our own: positions are moved with ``position_ids``.
+
+One module per section, each declaring its ``PARAMS``, ``FIGURES``, ``CHECKS`` and ``STATIC`` (why a figure exports
+still: each is forwards of the model); this view collects them. The text box and the model are shared
+(:mod:`.model`); the first load's progress message is :mod:`.runner`'s.
+"""
+
+from __future__ import annotations
+
+from posenc_real import forward, load_model
+
+from ...lesson import Explain, PageEntry, View
+from . import relativity
+from .model import DEFAULT_TEXT, PassageParam
+
+PARAMS = (PassageParam("text", DEFAULT_TEXT), *relativity.PARAMS)
+
+VIEW = View(
+    page_id="real",
+    params=PARAMS,
+    figures={**relativity.FIGURES},
+    static={**relativity.STATIC},
+    checks={**relativity.CHECKS},
+    explain=Explain(
+        latex=(
+            r"q_m^\top k_n \;\to\; (R_{m}q)^\top (R_{n}k) = q^\top R_{n-m}\, k, \qquad "
+            r"R_{p}\ \text{rotates pair } i \text{ by } p\,\theta_i,\ \theta_i = 100000^{-2i/64}",
+            r"(m+\Delta) - (n+\Delta) = m - n",
+            r"\mathrm{fl}_{32}(p\,\theta_i) = p\,\theta_i\,(1+\epsilon),\quad |\epsilon| \le 2^{-24}",
+            r"\mathcal{L} = -\frac{1}{L-1}\sum_{t=1}^{L-1} \log p(x_{t+1}\mid x_{\le t})",
+        ),
+        sources=(load_model, forward, *relativity.SOURCES),
+        paper="Su et al. 2021 (RoPE), arXiv:2104.09864, §3.4; Allal et al. 2025 (SmolLM2), arXiv:2502.02737; "
+        "transformers 5.23, models/llama/modeling_llama.py (LlamaRotaryEmbedding, apply_rotary_pos_emb)",
+    ),
+)
+
+PAGE = PageEntry("pages/11_Real_model.py", VIEW, preview="shift", runs_model=True)
