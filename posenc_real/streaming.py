@@ -79,16 +79,20 @@ def _stream(real: RealModel, ids: np.ndarray, *, sink_tokens: int, window: int) 
     tokens = torch.as_tensor(np.asarray(ids, dtype=np.int64), device=real.device)[None]  # (1, L)
     length, size = tokens.shape[1], sink_tokens + window
     cache = DynamicCache(config=real.model.config)
-    nll: list[torch.Tensor] = []
+    threads = torch.get_num_threads()
     with torch.no_grad():
         first = min(size, length)
         logits = real.model(tokens[:, :first], past_key_values=cache, use_cache=True).logits[0]  # (first, V)
-        nll.append(_nll(logits, tokens[0, 1 : first + 1]))
+        nll = [_nll(logits, tokens[0, 1 : first + 1])]
         back = _one_back(real, size)
-        for t in range(first, length - 1):  # token t predicts t + 1
-            _evict_oldest(cache, sink_tokens, back)
-            logits = real.model(tokens[:, t : t + 1], past_key_values=cache, use_cache=True).logits[0]  # (1, V)
-            nll.append(_nll(logits, tokens[0, t + 1 : t + 2]))
+        torch.set_num_threads(1)  # one token a forward is too little work to share: the threads only wait on each other
+        try:
+            for t in range(first, length - 1):  # token t predicts t + 1
+                _evict_oldest(cache, sink_tokens, back)
+                logits = real.model(tokens[:, t : t + 1], past_key_values=cache, use_cache=True).logits[0]  # (1, V)
+                nll.append(_nll(logits, tokens[0, t + 1 : t + 2]))
+        finally:
+            torch.set_num_threads(threads)
     return torch.cat(nll).double().numpy()[: length - 1], cache
 
 

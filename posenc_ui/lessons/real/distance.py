@@ -128,34 +128,17 @@ def check_decay(v: Values) -> Check:
     )
 
 
-@uses("text")
-def check_classes(v: Values) -> Check:
-    r"""The classes restated on the numbers: the previous-token heads' mean weight at distance 1 (the smallest of
-    them), which their rule says is at least :data:`MAJORITY`."""
-    p, classes = profile(v["text"]), _classes(v["text"])
-    chosen = classes == HEAD_CLASSES.index("previous_token")
-    weakest = float(p.mass[:, :, 1][chosen].min()) if chosen.any() else 0.0
-    return Check(
-        "real.check_classes",
-        weakest,
-        expect_zero=False,
-        tolerance=MAJORITY,
-        fmt={"count": int(chosen.sum()), "weakest": f"{weakest:.0%}", "majority": f"{MAJORITY:.0%}"},
-    )
+#: The thresholds the class rules use, as the section's words quote them.
+RULES = {"majority": f"{MAJORITY:.0%}", "local": LOCAL_DISTANCE, "reach": FAR_DISTANCE}
 
 
 @uses("text")
-def distance_words(v: Values, lang: str) -> dict[str, object]:
-    r"""The numbers the section's paragraphs quote: the class counts and the thresholds."""
-    return {
-        **_counts(v["text"]),
-        "majority": f"{MAJORITY:.0%}",
-        "local": LOCAL_DISTANCE,
-        "reach": FAR_DISTANCE,
-    }
+def class_counts(v: Values) -> dict[str, int]:
+    r"""How many heads fall in each class on the text (the numbers the section's paragraph quotes)."""
+    return _counts(v["text"])
 
 
 FIGURES = {"distance": distance_figure, "classes": classes_figure, "decay": decay_figure}
-CHECKS = {"mass": check_mass, "decay": check_decay, "classes": check_classes}
+CHECKS = {"mass": check_mass, "decay": check_decay}
 STATIC = {name: "one forward of the real model with its attention weights, on the reader's text" for name in FIGURES}
 SOURCES = (attention_by_distance, uniform_weight_per_key, classify_heads)

@@ -99,7 +99,7 @@ def classes_by_layer(classes: np.ndarray, names: Sequence[str], *, title: str, l
         y=t("real.axis_heads", lang),
         barmode="stack",
         yaxis={"range": [0, classes.shape[1]], "dtick": 3},
-        legend=legend_below(),
+        legend=legend_below() | {"traceorder": "normal"},
         height=440,
     )
 
@@ -114,8 +114,8 @@ def decay_beside_trained(
     title: str,
     lang: str,
 ) -> go.Figure:
-    r"""Two panels on log distance axes: left, page 6's long-range bound for the model's head size and base
-    (÷ its value at distance 0); right, the trained heads' weight per key ÷ uniform (median and quartiles over heads),
+    r"""Two panels, one above the other, on the same log distance axis: above, page 6's long-range bound for the
+    model's head size and base (÷ its value at distance 0); below, the trained heads' weight per key ÷ uniform (median and quartiles over heads),
     1 dotted."""
     hover = f"{t('real.axis_distance', lang)} %{{x}}<br>%{{y:.3g}}"
     left = line_trace(distances, bound, t("real.decay_bound", lang), INK, hover)
@@ -146,17 +146,17 @@ def decay_beside_trained(
         "y1": 1.0,
         "line": {"color": GREY, "dash": "dot", "width": 1.5},
     }
-    panel = {"type": "log"}
+    distance = {"type": "log", "title": {"text": t("real.axis_distance", lang)}}
     return figure(
         [left, band, right],
         title=title,
-        xaxis={**panel, "domain": [0.0, 0.44], "title": {"text": t("real.axis_distance", lang)}},
-        yaxis={"type": "log", "title": {"text": t("real.axis_decay_bound", lang)}},
-        xaxis2={**panel, "domain": [0.56, 1.0], "anchor": "y2", "title": {"text": t("real.axis_distance", lang)}},
-        yaxis2={"type": "log", "anchor": "x2", "title": {"text": t("real.axis_ratio", lang)}},
+        xaxis={**distance, "anchor": "y"},
+        yaxis={"type": "log", "domain": [0.62, 1.0], "title": {"text": t("real.axis_decay_bound", lang)}},
+        xaxis2={**distance, "anchor": "y2", "matches": "x"},
+        yaxis2={"type": "log", "domain": [0.0, 0.4], "anchor": "x2", "title": {"text": t("real.axis_ratio", lang)}},
         shapes=[uniform],
         legend=legend_below(),
-        height=460,
+        height=640,
     )
 
 

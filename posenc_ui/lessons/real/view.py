@@ -15,17 +15,17 @@ from __future__ import annotations
 from posenc_real import forward, load_model
 
 from ...lesson import Explain, PageEntry, View
-from . import relativity
+from . import distance, relativity, sinks
 from .model import DEFAULT_TEXT, PassageParam
 
-PARAMS = (PassageParam("text", DEFAULT_TEXT), *relativity.PARAMS)
+PARAMS = (PassageParam("text", DEFAULT_TEXT), *relativity.PARAMS, *distance.PARAMS, *sinks.PARAMS)
 
 VIEW = View(
     page_id="real",
     params=PARAMS,
-    figures={**relativity.FIGURES},
-    static={**relativity.STATIC},
-    checks={**relativity.CHECKS},
+    figures={**relativity.FIGURES, **distance.FIGURES, **sinks.FIGURES},
+    static={**relativity.STATIC, **distance.STATIC, **sinks.STATIC},
+    checks={**relativity.CHECKS, **distance.CHECKS, **sinks.CHECKS},
     explain=Explain(
         latex=(
             r"q_m^\top k_n \;\to\; (R_{m}q)^\top (R_{n}k) = q^\top R_{n-m}\, k, \qquad "
@@ -33,9 +33,14 @@ VIEW = View(
             r"(m+\Delta) - (n+\Delta) = m - n",
             r"\mathrm{fl}_{32}(p\,\theta_i) = p\,\theta_i\,(1+\epsilon),\quad |\epsilon| \le 2^{-24}",
             r"\mathcal{L} = -\frac{1}{L-1}\sum_{t=1}^{L-1} \log p(x_{t+1}\mid x_{\le t})",
+            r"\mathrm{mass}_h(d) = \frac{1}{L-1}\sum_{i=d+1}^{L-1} A_{h,i,i-d}, \qquad "
+            r"\mathrm{uniform}(d) = \frac{1}{L-1}\sum_{i=d+1}^{L-1} \frac{1}{i+1}",
+            r"\mathrm{first}_h = \frac{1}{L-1}\sum_{i=1}^{L-1} A_{h,i,0}",
+            r"\text{cache at step } t:\ [x_0,\dots,x_{S-1},\, x_{t-W+1},\dots,x_t] \text{ at positions } 0,\dots,S+W-1",
         ),
-        sources=(load_model, forward, *relativity.SOURCES),
+        sources=(load_model, forward, *relativity.SOURCES, *distance.SOURCES, *sinks.SOURCES),
         paper="Su et al. 2021 (RoPE), arXiv:2104.09864, §3.4; Allal et al. 2025 (SmolLM2), arXiv:2502.02737; "
+        "Xiao et al. 2023 (StreamingLLM, attention sinks), arXiv:2309.17453, §3; "
         "transformers 5.23, models/llama/modeling_llama.py (LlamaRotaryEmbedding, apply_rotary_pos_emb)",
     ),
 )
