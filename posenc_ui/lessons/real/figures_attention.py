@@ -115,8 +115,8 @@ def decay_beside_trained(
     lang: str,
 ) -> go.Figure:
     r"""Two panels, one above the other, on the same log distance axis: above, page 6's long-range bound for the
-    model's head size and base (÷ its value at distance 0); below, the trained heads' weight per key ÷ uniform (median and quartiles over heads),
-    1 dotted."""
+    model's head size and base (÷ its value at distance 0); below, the trained heads' weight per key ÷ uniform
+    (median and quartiles over heads), 1 dotted."""
     hover = f"{t('real.axis_distance', lang)} %{{x}}<br>%{{y:.3g}}"
     left = line_trace(distances, bound, t("real.decay_bound", lang), INK, hover)
     low, high = quartiles
