@@ -144,15 +144,25 @@ def forward(
     *,
     attentions: bool = False,
     labels: bool = False,
+    attention_mask: Any = None,
 ) -> Any:
     r"""transformers' own forward on one sequence: ``ids`` (L,) at ``positions`` (L,) (default 0 … L − 1), under
     ``torch.no_grad``. Returns the model's output: ``logits`` (1, L, V) float32; ``attentions``, one (1, H, L, L)
     per layer, when asked; with ``labels``, ``loss``: transformers' own mean next-token cross-entropy (nats) of the
-    ids themselves."""
+    ids themselves. The attention mask is the causal one for every ``positions`` (only the rotations move), unless
+    ``attention_mask`` gives transformers another (a (1, L) padding mask, or a (1, 1, L, L) one of its own kind)."""
     import torch
 
     tokens = torch.tensor(np.asarray(ids, dtype=np.int64), device=real.device)[None]  # (1, L)
-    kwargs: dict[str, Any] = {"output_attentions": attentions, "use_cache": False}
+    # An explicit mask of ones keeps the plain causal mask whatever the positions: without a mask and a cache,
+    # transformers reads position_ids that do not rise by 1 as several sequences packed together (masking_utils.
+    # find_packed_sequence_indices) and lets no token see past such a break, so reversed or shuffled positions would
+    # cut every token off from its context instead of only moving it.
+    kwargs: dict[str, Any] = {
+        "attention_mask": torch.ones_like(tokens) if attention_mask is None else attention_mask,
+        "output_attentions": attentions,
+        "use_cache": False,
+    }
     if labels:
         kwargs["labels"] = tokens
     if positions is not None:

@@ -31,8 +31,12 @@ def ids(real: RealModel) -> np.ndarray:
 
 
 def _logits(model: torch.nn.Module, ids: np.ndarray, positions: np.ndarray) -> torch.Tensor:
+    r"""The model's logits with the plain causal mask (an explicit mask of ones: without one, transformers reads
+    positions that do not rise by 1 as packed sequences and masks across them)."""
+    tokens = torch.tensor(ids)[None]
     with torch.no_grad():
-        return model(torch.tensor(ids)[None], position_ids=torch.tensor(positions)[None]).logits[0]
+        out = model(tokens, attention_mask=torch.ones_like(tokens), position_ids=torch.tensor(positions)[None])
+    return out.logits[0]
 
 
 def test_the_logits_change_measured_is_transformers_own(real: RealModel, ids: np.ndarray) -> None:
@@ -106,6 +110,20 @@ def test_reversed_and_shuffled_positions_raise_the_loss(real: RealModel, ids: np
     assert reversed_ > in_order and shuffled > in_order
     for order in ORDERS:
         assert sorted(order_positions(ids.size, order, seed=3)) == list(range(ids.size))  # a permutation each
+
+
+def test_out_of_order_positions_keep_the_causal_mask_every_token_still_sees_its_past(
+    real: RealModel, ids: np.ndarray
+) -> None:
+    r"""Reversed positions change the rotations, not the mask: the first layer's attention still puts weight on earlier
+    tokens (were the positions read as one packed sequence a token, each token would see only itself)."""
+    from posenc_real import forward
+
+    reversed_ = order_positions(ids.size, "reversed")
+    weights = forward(real, ids, reversed_, attentions=True).attentions[0][0]  # (H, L, L)
+    below = torch.tril(weights, diagonal=-1).sum(-1)[:, 1:]  # weight on earlier tokens, every query but the first
+    assert float(below.min()) > 0.01
+    assert float(torch.triu(weights, diagonal=1).abs().max()) == 0.0  # and none on later ones
 
 
 def test_an_unknown_order_is_refused() -> None:

@@ -44,13 +44,14 @@ DEFAULT_TEXT = (Path(__file__).with_name("passage.txt")).read_text(encoding="utf
 
 @dataclass(frozen=True)
 class PassageParam(Param):
-    r"""The text box's text: carried in a link as it is, up to :data:`MAX_CHARS` characters (a longer one falls back to
-    the default with a notice). What the model makes of it, refusals included, the figures say."""
+    r"""The text box's text: carried in a link as it is, from :data:`MIN_TOKENS` to :data:`MAX_CHARS` characters (a
+    link's text outside them falls back to the default with a notice). What the model makes of it, refusals included,
+    the page says."""
 
     widget: str = "text_area"  # drawn by page.paste_box(), not controls()
 
     def _parse(self, text: str) -> str:
-        if len(text) > MAX_CHARS:
+        if not MIN_TOKENS <= len(text) <= MAX_CHARS:  # under 16 characters: no passage to measure, however tokenized
             raise ValueError(f"{len(text)} characters")
         return text
 
