@@ -30,7 +30,11 @@ with start(VIEW) as page:
             runner.warm(page, distance.warm)
             page.text("distance_intro")
             page.figure("distance")
-            page.checks("mass", "decay")
+            page.check("mass")
+            if not accepted or page.ask(distance.reaches_far):
+                page.check("decay")
+            else:
+                page.text("decay_short", tokens=page.ask(distance.text_length), reach=distance.FAR_DISTANCE)
             page.text("classes_intro", **distance.RULES)
             page.figure("classes")
             if accepted:

@@ -26,7 +26,7 @@ from posenc_real.attention import (
 )
 
 from ...i18n import t
-from ...lesson import Check, Values, reads, uses
+from ...lesson import Check, PageRefusal, Values, reads, uses
 from ...memo import RESULTS, memo
 from . import figures_attention as figs
 from .model import passage_ids, shared_model
@@ -115,16 +115,27 @@ def _near_far(p: AttentionByDistance) -> tuple[float, float]:
 
 
 @uses("text")
+def text_length(v: Values) -> int:
+    r"""The text's length in tokens."""
+    return profile(v["text"]).length
+
+
+@uses("text")
+def reaches_far(v: Values) -> bool:
+    r"""Whether the text has keys beyond :data:`FAR_DISTANCE` tokens from a query (what :func:`check_decay` needs)."""
+    return not np.isnan(_near_far(profile(v["text"]))[1])
+
+
+@uses("text")
 def check_decay(v: Values) -> Check:
     r"""The median head against uniform causal attention in two bands of distance: 1 … :data:`LOCAL_DISTANCE` and
     beyond :data:`FAR_DISTANCE`. The claim: the far keys get less than uniform attention gives them (residual = the
-    far ratio, below 1). A text too short to have keys that far makes the claim about the near keys alone: they get
-    more than uniform attention gives them."""
+    far ratio, below 1). A text too short to have keys that far is refused (the page then says so instead)."""
     p = profile(v["text"])
     near, far = _near_far(p)
-    fmt = {"near": f"{near:.2g}", "far": f"{far:.2g}", "local": LOCAL_DISTANCE, "reach": FAR_DISTANCE}
     if np.isnan(far):
-        return Check("real.check_decay_short", near, expect_zero=False, tolerance=1.0, fmt={**fmt, "tokens": p.length})
+        raise PageRefusal("real.decay_short", tokens=p.length, reach=FAR_DISTANCE)
+    fmt = {"near": f"{near:.2g}", "far": f"{far:.2g}", "local": LOCAL_DISTANCE, "reach": FAR_DISTANCE}
     return Check("real.check_decay", far, tolerance=1.0, fmt=fmt)
 
 
