@@ -71,7 +71,8 @@ def distance_figure(v: Values, lang: str) -> go.Figure:
     p = profile(v["text"])
     edges = distance_bins(p.length)
     near, far = _near_far(p)
-    title = t("real.fig_distance", lang, tokens=p.length, near=f"{near:.2g}", far=f"{far:.2g}")
+    key = "real.fig_distance_short" if np.isnan(far) else "real.fig_distance"  # no keys beyond FAR_DISTANCE
+    title = t(key, lang, tokens=p.length, near=f"{near:.2g}", far=f"{far:.2g}")
     return figs.distance_heatmap(p.binned_relative_to_uniform(edges), edges, title=title, lang=lang)
 
 
