@@ -76,7 +76,7 @@ def _stream(real: RealModel, ids: np.ndarray, *, sink_tokens: int, window: int) 
 
     if sink_tokens < 0 or window < 1:
         raise ValueError(f"need sink_tokens ≥ 0 and window ≥ 1, got {sink_tokens} and {window}")
-    tokens = torch.tensor(np.asarray(ids, dtype=np.int64), device=real.device)[None]  # (1, L), a copy: ids may be read-only
+    tokens = torch.tensor(np.asarray(ids, dtype=np.int64), device=real.device)[None]  # (1, L), a copy
     length, size = tokens.shape[1], sink_tokens + window
     cache = DynamicCache(config=real.model.config)
     threads = torch.get_num_threads()
