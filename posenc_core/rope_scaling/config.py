@@ -186,14 +186,26 @@ _NOT_ROPE = frozenset({"sliding_window", "attention_chunk_size", "num_key_value_
 
 def decoder_config(config: Mapping[str, object]) -> Mapping[str, object]:
     r"""The part of ``config`` that describes the text decoder: ``text_config`` when the top level gives no head
-    size of its own (a vision-language model's config.json), else ``config`` itself."""
-    text = config.get("text_config")
+    size or no layer count of its own (a vision-language model's config.json; an audio model whose top level holds
+    its audio encoder's RoPE, Music Flamingo), else an encoder-decoder's ``decoder`` when the top level gives no head
+    (T5Gemma), else ``config`` itself."""
     own = any(config.get(name) is not None for name in _HEAD_NAMES) or (
         _first(config, _HIDDEN) is not None and _first(config, _HEADS) is not None
     )
-    if isinstance(text, Mapping) and not own:
+    counted = any(
+        config.get(name) is not None for name in (*LAYER_COUNT_FIELDS, "decoder_layers", "num_decoder_layers")
+    )
+    text, decoder = config.get("text_config"), config.get("decoder")
+    if isinstance(text, Mapping) and not (own and counted):
         return text
+    if isinstance(decoder, Mapping) and not own:
+        return decoder
     return config
+
+
+#: The fields that count a decoder's layers, first found wins (:func:`~.layers.model_layers`; an encoder-decoder's
+#: decoder_layers / num_decoder_layers are its family's, :mod:`.layer_kinds`).
+LAYER_COUNT_FIELDS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 
 
 class ConfigScaling(NamedTuple):
