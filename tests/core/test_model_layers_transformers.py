@@ -73,6 +73,8 @@ _RECURRENT = re.compile(
     r"Mamba|Mixer|Recurrent|Rglru|RgLru|Rwkv|RWKV|DeltaNet|DeltaAttention|LinearAttention|Lightning|LSTM|Lstm|Ssm"
 )
 _CONV = re.compile(r"ShortConv")
+#: A call that rotates q (GPT-J and CodeGen build no rotary module); a definition alone rotates nothing (Jamba).
+_ROTATES = re.compile(r"(?<!def )(apply_rotary_pos_emb\w*|rotate_every_two)\(\s*(q|query)")
 _TOWER = re.compile(r"vision|audio|image|speech|depth|patcher|visual")
 _POSITION_TABLE = re.compile(r"(^|\.)(wpe|embed_positions|position_embeddings|positions_embed|pos_embed)$")
 
@@ -217,6 +219,14 @@ def test_every_family_is_built_or_named():
     assert set(REFUSED) <= {case.model_type for case in BUILT}
 
 
+#: RoPE families whose default config builds no layer that rotates, and why (model_layers must agree).
+NO_LAYER_ROTATES = {
+    "bamba": "attn_layer_indices is None at its defaults: every layer is Mamba-2",
+    "granitemoehybrid": "layer_types are all Mamba at its defaults (and position_embedding_type is not rope)",
+    "zamba2": "use_mem_rope is False at its defaults: the shared attention applies no RoPE",
+}
+
+
 @pytest.mark.parametrize("case", BUILT, ids=lambda case: case.model_type)
 def test_model_layers_reads_each_layer_as_transformers_builds_it(case: Built):
     if case.model_type in REFUSED:
@@ -234,3 +244,7 @@ def test_model_layers_reads_each_layer_as_transformers_builds_it(case: Built):
             assert layer.position in ("rope", "nope")  # which layers rotate: test_transformers_families.py
         else:
             assert (layer.position, layer.positions) == (case.position, case.positions)
+    if case.position == "rope":
+        assert any(layer.rotates for layer in layers) == (case.model_type not in NO_LAYER_ROTATES)
+    else:
+        assert not any(layer.rotates for layer in layers)

@@ -402,7 +402,8 @@ def model_wavelengths(
                 "hovertemplate": f"{name}<br>2i/d = %{{x:.2f}}<br>λ = %{{y:,.4g}}<extra></extra>",
             }
         )
-        beyond = np.flatnonzero(wavelength > lengths[name])
+        length = lengths.get(name)  # None: the config records no training length (RecurrentGemma), no marker
+        beyond = np.flatnonzero(wavelength > length) if length is not None else np.array([], dtype=int)
         if beyond.size:
             i = int(beyond[0])
             traces.append(
