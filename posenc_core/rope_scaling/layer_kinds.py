@@ -192,6 +192,18 @@ def _cross(config: Mapping[str, object], count: int) -> list[str]:
     return ["cross_attention" if i in chosen else "full_attention" for i in range(count)]
 
 
+def _nemotron_h(config: Mapping[str, object], count: int) -> list[str]:
+    r"""NemotronHConfig: a checkpoint's ``hybrid_override_pattern`` (M Mamba, * attention, - MLP, E MoE), one
+    character a layer; else its default four layers."""
+    pattern = config.get("hybrid_override_pattern")
+    if pattern is None:
+        return ["linear_attention", "moe", "full_attention", "mlp"]
+    names = {"M": "linear_attention", "E": "moe", "*": "full_attention", "-": "mlp"}
+    if not isinstance(pattern, str) or not pattern or any(char not in names for char in pattern):
+        raise PosEncError(f"hybrid_override_pattern must be a string of M, *, - and E, got {pattern!s:.60}")
+    return [names[char] for char in pattern]
+
+
 def _recurrent(config: Mapping[str, object], count: int) -> list[str]:
     return ["recurrent"] * count
 
@@ -358,6 +370,12 @@ _LAYOUTS = (
         ("zamba",),
         "ZambaConfig.__post_init__ layers_block_type; ZambaAttention applies no rotary embedding",
         layout=_zamba,
+        attention_nope=True,
+    ),
+    FamilyLayout(
+        ("nemotron_h",),
+        "NemotronHConfig._pattern_to_list (hybrid_override_pattern); NemotronHAttention applies no rotary embedding",
+        layout=_nemotron_h,
         attention_nope=True,
     ),
     FamilyLayout(
