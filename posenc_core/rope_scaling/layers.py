@@ -31,8 +31,16 @@ attn_scale
 rope_parameters["llama_4_scaling_beta"]  Mistral 3's query temperature on every layer
 mrope_section (mrope_interleaved)        which of the (t, h, w) position ids each pair reads (M-RoPE)
 text_config                              a vision-language model's decoder (when the top level has no head)
-model_type                               what a family decides in code (:mod:`.families`)
+model_type                               what a family decides in code (:mod:`.families`), and what its layers
+                                         are and how its attention sees position (:mod:`.layer_kinds`: learned
+                                         or sinusoidal tables, T5's bias, ALiBi, hybrid layouts such as
+                                         block_types, attn_layer_period, hybrid_override_pattern)
+layers_block_type                        layer_types where a family stores them there (Zamba, Nemotron-H)
+alibi, position_embedding_type           ALiBi (Falcon), a learned table ("absolute"), else no position
 =======================================  ======================================================================
+
+Each record also says what mixes the layer's tokens (``block``) and how its attention sees position (``position``,
+``positions``), from the registries of :mod:`.layer_kinds`.
 
 The query temperatures (Llama 4, Mistral 3) are :mod:`.temperature`.
 """

@@ -97,8 +97,14 @@ NO_ROPE = {
 
 #: Published config.json fields (GPT-2: openai-community/gpt2; T5: google-t5/t5-small; BLOOM: bigscience/bloom-560m).
 GPT2 = {"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_positions": 1024}
-T5 = {"model_type": "t5", "num_layers": 6, "d_model": 512, "d_kv": 64, "num_heads": 8,
-      "relative_attention_num_buckets": 32}  # fmt: skip
+T5 = {
+    "model_type": "t5",
+    "num_layers": 6,
+    "d_model": 512,
+    "d_kv": 64,
+    "num_heads": 8,
+    "relative_attention_num_buckets": 32,
+}
 BLOOM = {"model_type": "bloom", "n_layer": 24, "hidden_size": 1024, "n_head": 16}
 
 
