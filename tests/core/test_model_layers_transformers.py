@@ -19,11 +19,13 @@ never from the config's field names, the test reads:
 kind (and count) — or refuse with a sentence, for the families listed in :data:`REFUSED` with the reason. Which RoPE
 layers rotate, with which frequencies, is ``test_transformers_families.py``'s part. A family transformers cannot
 build at its defaults is in :data:`UNBUILT` with the reason, so a family a new release adds fails here until it is
-read or named. The whole file builds ~200 models on the meta device: about a minute and a half on two cores.
+read or named. The whole file builds ~200 models on the meta device: 2–5 minutes on the shared two-core machine
+(measured 175–290 s), nearly all of it transformers building the models.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import re
@@ -74,7 +76,7 @@ _RECURRENT = re.compile(
 )
 _CONV = re.compile(r"ShortConv")
 #: A call that rotates q (GPT-J and CodeGen build no rotary module); a definition alone rotates nothing (Jamba).
-_ROTATES = re.compile(r"(?<!def )(apply_rotary_pos_emb\w*|rotate_every_two)\(\s*(q|query)")
+_ROTATES = re.compile(r"(?<!def )(apply_rotary\w*|rotate_every_two)\(\s*(q|query|sinusoidal_pos)")
 _TOWER = re.compile(r"vision|audio|image|speech|depth|patcher|visual")
 _POSITION_TABLE = re.compile(r"(^|\.)(wpe|embed_positions|position_embeddings|positions_embed|pos_embed)$")
 
@@ -88,7 +90,7 @@ class Built:
     positions: int | None
 
 
-def _decoder_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
+def _decoder_layers(model: torch.nn.Module) -> tuple[str, list[torch.nn.Module]]:
     r"""The decoder's layers: the longest ModuleList of layer modules outside a vision / audio tower, under "decoder"
     where the model has one (an encoder-decoder; a decoder-only BERT keeps its stack under "encoder")."""
     lists = [
@@ -100,8 +102,8 @@ def _decoder_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
     decoder = [(n, m) for n, m in lists if "decoder" in n]
     if not lists:
         raise LookupError(f"no ModuleList of layers in {type(model).__name__}")
-    _, layers = max(decoder or lists, key=lambda item: len(item[1]))
-    return list(layers)
+    name, layers = max(decoder or lists, key=lambda item: len(item[1]))
+    return name, list(layers)
 
 
 def _block(layer: torch.nn.Module, prefix: str) -> str:
@@ -135,14 +137,19 @@ def _block(layer: torch.nn.Module, prefix: str) -> str:
     return "mlp"
 
 
-def _position(model: torch.nn.Module, config, source: str) -> tuple[str, int | None]:
-    r"""How the model's attention sees position, from its modules and its modeling code."""
-    names = {name: module for name, module in model.named_modules() if not _TOWER.search(name)}
+def _position(model: torch.nn.Module, config, source: str, stack: str, whole: str) -> tuple[str, int | None]:
+    r"""How the decoder's attention sees position, from the model's modules outside its towers (and outside its
+    encoder, unless the decoder's stack is named so: a decoder-only BERT), the code of its layers (``source``: does
+    their attention rotate) and of its whole modeling module (``whole``: a sinusoidal table or an ALiBi tensor the
+    model builds once for every layer)."""
+    names = {
+        name: module
+        for name, module in model.named_modules()
+        if not _TOWER.search(name) and ("encoder" in stack or "encoder" not in name)
+    }
     if any("RelativeLogits" in type(m).__name__ for m in names.values()):  # Inkling: a bias each token computes
         return "data_dependent", getattr(config, "rel_extent", None)
-    if any("Rotary" in type(m).__name__ for m in names.values()) or re.search(
-        r"def (apply_)?rotary|rotate_half", source
-    ):
+    if any("Rotary" in type(m).__name__ for m in names.values()) or _ROTATES.search(source):
         return "rope", None
     for name, module in names.items():
         if name.endswith("relative_attention_bias") and isinstance(module, torch.nn.Embedding):
@@ -157,11 +164,24 @@ def _position(model: torch.nn.Module, config, source: str) -> tuple[str, int | N
                 return "sinusoidal_absolute", getattr(config, "max_position_embeddings", rows)
             if isinstance(module, torch.nn.Embedding):
                 return "learned_absolute", rows
-    if re.search(r"pos_encoding|positional_encoding\(", source):
+    if re.search(r"pos_encoding|positional_encoding\(", whole):
         return "sinusoidal_absolute", getattr(config, "n_positions", None)
-    if "alibi" in source and getattr(config, "alibi", True) is not False:
+    if "alibi" in whole and getattr(config, "alibi", True) is not False:
         return "alibi", None
     return "nope", None
+
+
+def _layer_source(layers: list[torch.nn.Module]) -> str:
+    r"""The code the decoder's layers run: the source of every class of module inside them (its attention's
+    forward is where RoPE is applied, or ALiBi added), not the whole modeling module (SeamlessM4T's also holds a
+    rotary speech encoder)."""
+    classes = {type(module) for layer in layers for module in layer.modules()}
+    parts = []
+    for cls in sorted(classes, key=lambda c: c.__qualname__):
+        if cls.__module__.startswith("transformers.models."):
+            with contextlib.suppress(OSError, TypeError):
+                parts.append(inspect.getsource(cls))
+    return "\n".join(parts)
 
 
 def _build(model_type: str, class_name: str):
@@ -198,14 +218,16 @@ def _families() -> tuple[list[Built], dict[str, str]]:
             except Exception as exc:  # listed in UNBUILT
                 failed[model_type] = str(exc)
                 continue
-            source = inspect.getsource(inspect.getmodule(type(model)))
-            position, positions = _position(model, given, source)
             prefix = re.sub(r"(For|LMHead|WithLMHead|Model).*$", "", type(model).__name__)
             try:
-                blocks = tuple(_block(layer, prefix) for layer in _decoder_layers(model))
+                stack, layers = _decoder_layers(model)
             except LookupError as exc:
                 failed[model_type] = str(exc)
                 continue
+            blocks = tuple(_block(layer, prefix) for layer in layers)
+            source = _layer_source(layers)
+            whole = inspect.getsource(inspect.getmodule(type(model)))
+            position, positions = _position(model, given, source, stack, whole)
             built.append(Built(model_type, json.loads(config.to_json_string()), blocks, position, positions))
     return built, failed
 
@@ -222,7 +244,6 @@ def test_every_family_is_built_or_named():
 #: RoPE families whose default config builds no layer that rotates, and why (model_layers must agree).
 NO_LAYER_ROTATES = {
     "bamba": "attn_layer_indices is None at its defaults: every layer is Mamba-2",
-    "granitemoehybrid": "layer_types are all Mamba at its defaults (and position_embedding_type is not rope)",
     "zamba2": "use_mem_rope is False at its defaults: the shared attention applies no RoPE",
 }
 
