@@ -184,11 +184,12 @@ def _global_head_overrides(config: Mapping[str, object]) -> dict[str, object] | 
 _NOT_ROPE = frozenset({"sliding_window", "attention_chunk_size", "num_key_value_heads", "intermediate_size"})
 
 
-def decoder_config(config: Mapping[str, object]) -> Mapping[str, object]:
+def decoder_config(config: Mapping[str, object], *, layered: bool = False) -> Mapping[str, object]:
     r"""The part of ``config`` that describes the text decoder: ``text_config`` when the top level gives no head
-    size or no layer count of its own (a vision-language model's config.json; an audio model whose top level holds
-    its audio encoder's RoPE, Music Flamingo), else an encoder-decoder's ``decoder`` when the top level gives no head
-    (T5Gemma), else ``config`` itself."""
+    size of its own (a vision-language model's config.json) or, read ``layered`` as a whole model
+    (:func:`~.layers.model_layers`), no layer count either (Music Flamingo's top level holds its audio encoder's
+    RoPE, which its own rotary embedding reads), else an encoder-decoder's ``decoder`` when the top level gives no
+    head (T5Gemma), else ``config`` itself."""
     own = any(config.get(name) is not None for name in _HEAD_NAMES) or (
         _first(config, _HIDDEN) is not None and _first(config, _HEADS) is not None
     )
@@ -196,7 +197,7 @@ def decoder_config(config: Mapping[str, object]) -> Mapping[str, object]:
         config.get(name) is not None for name in (*LAYER_COUNT_FIELDS, "decoder_layers", "num_decoder_layers")
     )
     text, decoder = config.get("text_config"), config.get("decoder")
-    if isinstance(text, Mapping) and not (own and counted):
+    if isinstance(text, Mapping) and not (own and (counted or not layered)):
         return text
     if isinstance(decoder, Mapping) and not own:
         return decoder

@@ -138,7 +138,7 @@ def model_layers(config: Mapping[str, object], *, seq_len: int | None = None) ->
     every rotating layer it returns to the family's transformers rotary embedding.
     """
     _check_config(config)
-    config = _with_layout(decoder_config(config))
+    config = _with_layout(decoder_config(config, layered=True))
     count = _layer_count(config)
     attention = _attention_types(config, count)
     rotates = _rotating_layers(config, attention)

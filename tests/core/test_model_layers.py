@@ -166,7 +166,7 @@ def test_bad_layer_descriptions_are_refused_naming_the_field(config, words):
 def test_the_per_layer_example_in_docs_runs_and_prints_what_it_says():
     text = (Path(__file__).resolve().parents[2] / "docs" / "model_layers.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     for code in blocks:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
