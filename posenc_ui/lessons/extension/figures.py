@@ -402,8 +402,7 @@ def model_wavelengths(
                 "hovertemplate": f"{name}<br>2i/d = %{{x:.2f}}<br>λ = %{{y:,.4g}}<extra></extra>",
             }
         )
-        length = lengths.get(name)  # None: the config records no training length (RecurrentGemma), no marker
-        beyond = np.flatnonzero(wavelength > length) if length is not None else np.array([], dtype=int)
+        beyond = np.flatnonzero(wavelength > lengths[name])
         if beyond.size:
             i = int(beyond[0])
             traces.append(
