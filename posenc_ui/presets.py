@@ -50,6 +50,8 @@ PRESET_IDS = (
     "gpt_oss_120b",
     "mistral_small_3_1",
     "smollm3_3b",
+    "gpt2",
+    "jamba_v0_1",
 )
 #: The config fields that decide RoPE (what a pasted config is reduced to in a share link).
 ROPE_FIELDS = (
@@ -86,6 +88,33 @@ ROPE_FIELDS = (
     "attn_scale",
     "global_head_dim",
     "text_config",  # a vision-language model's decoder: kept, reduced to these same fields
+    # what a family builds in code (posenc_core.layer_kinds): its name, hybrid layouts, non-RoPE position schemes
+    "model_type",
+    "n_layers",
+    "decoder_layers",
+    "num_decoder_layers",
+    "layers_block_type",
+    "block_types",
+    "attention_window_size",
+    "attn_layer_period",
+    "attn_layer_offset",
+    "attn_layer_indices",
+    "linear_attn_config",
+    "cross_attention_layers",
+    "use_mem_rope",
+    "alibi",
+    "position_embedding_type",
+    "relative_attention_num_buckets",
+    "max_target_positions",
+    "max_decoder_position_embeddings",
+    "rel_extent",
+    "d_model",
+    "d_kv",
+    "decoder_attention_heads",
+    "attention_heads",
+    "n_heads",
+    "emb_dim",
+    "decoder",
 )
 
 
@@ -151,10 +180,12 @@ def training_length(config: Mapping[str, Any]) -> int | None:
 
 
 def rope_fields(config: Mapping[str, Any]) -> dict[str, Any]:
-    r"""Only the fields that decide RoPE (:data:`ROPE_FIELDS`), in that order; a ``text_config`` reduced likewise."""
+    r"""Only the fields that decide RoPE (:data:`ROPE_FIELDS`), in that order; a ``text_config`` or an
+    encoder-decoder's ``decoder`` reduced likewise."""
     kept = {key: config[key] for key in ROPE_FIELDS if key in config}
-    if isinstance(kept.get("text_config"), Mapping):
-        kept["text_config"] = rope_fields(kept["text_config"])
+    for sub in ("text_config", "decoder"):  # a decoder under its own key is reduced likewise
+        if isinstance(kept.get(sub), Mapping):
+            kept[sub] = rope_fields(kept[sub])
     return kept
 
 

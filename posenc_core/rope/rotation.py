@@ -167,14 +167,37 @@ def rope_scores(
     pairing = as_choice("pairing", pairing, PAIRINGS)
     key_pairing = pairing if key_pairing is None else as_choice("key_pairing", key_pairing, PAIRINGS)
     attention_factor = as_float("attention_factor", attention_factor, gt=0.0)
-    q_rot = _rotate(q, query_positions, inv_freq, attention_factor, pairing)
-    k_rot = _rotate(k, key_positions, inv_freq, attention_factor, key_pairing)
-    with np.errstate(over="ignore", invalid="ignore"):  # checked just below, with a message instead of a warning
+    if np.array_equal(query_positions, key_positions):  # one cos/sin table for both (the usual self-attention)
+        q_rot, k_rot = _rotate_many((q, k), query_positions, inv_freq, attention_factor, (pairing, key_pairing))
+    else:
+        q_rot = _rotate(q, query_positions, inv_freq, attention_factor, pairing)
+        k_rot = _rotate(k, key_positions, inv_freq, attention_factor, key_pairing)
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below, with a message instead of a warning
         if scale != 1.0:
             q_rot *= scale  # (L, d) multiplies instead of a pass over the (Lq, Lk) result
+        bounded = _scores_bounded(q_rot, k_rot)  # on the (L, d) inputs, not on the (Lq, Lk) result
         scores = q_rot @ np.swapaxes(k_rot, -1, -2)
-    check_finite_scores(scores)
+    if not bounded:
+        check_finite_scores(scores)
     return scores
+
+
+#: Below float64's largest value (~2^1024), with room for the rounding of a d-term dot product.
+_SCORE_BOUND = 2.0**1020
+
+
+def _scores_bounded(q: np.ndarray, k: np.ndarray) -> bool:
+    r"""True when every entry of ``q @ kᵀ`` (and every partial sum of it) is certainly finite. By Cauchy–Schwarz,
+    :math:`|\sum_j q_j k_j| \le \sum_j |q_j||k_j| \le \lVert q\rVert\,\lVert k\rVert \le d\,\max|q_j|\,\max|k_j|`,
+    so the largest entries of q and k bound every score. It reads the (L, d) inputs, so :func:`rope_scores` need not
+    pass over its (Lq, Lk) result; where the bound fails (huge inputs) the caller checks the result itself."""
+    if q.size == 0 or k.size == 0:
+        return True
+    q_max = max(float(np.max(q)), -float(np.min(q)))  # no |q| temporary; nan or inf: not bounded
+    k_max = max(float(np.max(k)), -float(np.min(k)))
+    if not (math.isfinite(q_max) and math.isfinite(k_max)):
+        return False
+    return q_max * k_max * q.shape[-1] < _SCORE_BOUND
 
 
 def rope_offset_scores(q: object, k: object, inv_freq: object, offsets: object, *, pairing: str = "half") -> np.ndarray:
@@ -291,27 +314,41 @@ def _rotate(
     :math:`(x_1 + \mathrm{i}x_2)\,e^{\mathrm{i}m\theta}` is :math:`x'_1 = x_1\cos m\theta - x_2\sin m\theta`,
     :math:`x'_2 = x_1\sin m\theta + x_2\cos m\theta`. Rows go in blocks (see ``_trig.phasor_blocks``).
     """
-    _check_rows(x, positions, inv_freq)
+    return _rotate_many((x,), positions, inv_freq, attention_factor, (pairing,))[0]
+
+
+def _rotate_many(
+    xs: tuple[np.ndarray, ...],
+    positions: np.ndarray,
+    inv_freq: np.ndarray,
+    attention_factor: float,
+    pairings: tuple[str, ...],
+) -> list[np.ndarray]:
+    r""":func:`_rotate` of several arrays at the same positions, each block of the cos/sin table made once."""
+    for x in xs:
+        _check_rows(x, positions, inv_freq)
     n = inv_freq.shape[0]
-    complex_dtype = np.complex64 if x.dtype == np.float32 else np.complex128
-    x = np.ascontiguousarray(x)
-    out = np.empty_like(x)
-    out[..., 2 * n :] = x[..., 2 * n :]  # partial rotary: the remaining dimensions pass through
-    lead = x[..., 0, 0].size  # batch × heads
+    xs = tuple(np.ascontiguousarray(x) for x in xs)
+    outs = [np.empty_like(x) for x in xs]
+    for x, out in zip(xs, outs, strict=True):
+        out[..., 2 * n :] = x[..., 2 * n :]  # partial rotary: the remaining dimensions pass through
+    lead = max(x[..., 0, 0].size for x in xs)  # batch × heads
     block_rows = max(1, _BLOCK_ELEMENTS // (n * lead))
     for start, stop, table in _trig.phasor_blocks(positions, inv_freq, block_rows=block_rows):
         if attention_factor != 1.0:
             table *= attention_factor
-        table = table.astype(complex_dtype, copy=False)
-        src, dst = x[..., start:stop, :], out[..., start:stop, :]
-        if pairing == "interleaved":  # pair i = (x_{2i}, x_{2i+1}) is a complex number in memory
-            np.multiply(src[..., : 2 * n].view(complex_dtype), table, out=dst[..., : 2 * n].view(complex_dtype))
-        else:  # pair i = (x_i, x_{i+n})
-            z = np.empty((*src.shape[:-1], n), dtype=complex_dtype)
-            z.real, z.imag = src[..., :n], src[..., n : 2 * n]
-            z *= table
-            dst[..., :n], dst[..., n : 2 * n] = z.real, z.imag
-    return out
+        for x, out, pairing in zip(xs, outs, pairings, strict=True):
+            complex_dtype = np.complex64 if x.dtype == np.float32 else np.complex128
+            phasor = table.astype(complex_dtype, copy=False)
+            src, dst = x[..., start:stop, :], out[..., start:stop, :]
+            if pairing == "interleaved":  # pair i = (x_{2i}, x_{2i+1}) is a complex number in memory
+                np.multiply(src[..., : 2 * n].view(complex_dtype), phasor, out=dst[..., : 2 * n].view(complex_dtype))
+            else:  # pair i = (x_i, x_{i+n})
+                z = np.empty((*src.shape[:-1], n), dtype=complex_dtype)
+                z.real, z.imag = src[..., :n], src[..., n : 2 * n]
+                z *= phasor
+                dst[..., :n], dst[..., n : 2 * n] = z.real, z.imag
+    return outs
 
 
 def _check_inv_freq(inv_freq: object) -> np.ndarray:

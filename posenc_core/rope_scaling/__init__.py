@@ -43,7 +43,9 @@ A small package, as transformers' ``modeling_rope_utils`` is one module:
   what posenc refuses about a family;
 * :mod:`.temperature` — the length-dependent query temperatures (Llama 4, Mistral 3);
 * :mod:`.layers` — the same config read as a whole model: one record per decoder layer (rotates or not, which RoPE,
-  which window, which query temperature); :mod:`.reach` — what each kind of layer sees: its view and wavelengths.
+  which window, which query temperature); :mod:`.layer_kinds` — the registries of what a layer is (attention,
+  recurrent, …) and how it sees position (RoPE, NoPE, learned, ALiBi, T5's bias, …), and the families that say it
+  under names of their own; :mod:`.reach` — what each kind of layer sees: its view and wavelengths.
 """
 
 from .beta_base import frequency_divisors, ntk_divisors
@@ -79,6 +81,7 @@ from .formulas import (
     yarn_mscale,
     yarn_ramp,
 )
+from .layer_kinds import BLOCK_KINDS, POSITION_KINDS, BlockKind, PositionKind
 from .layers import MAX_LAYERS, LayerPosition, distinct_layer_types, model_layers
 from .pairs import (
     REGIMES,
@@ -101,19 +104,23 @@ from .rerope import rerope_relative_positions, rerope_scores
 from .temperature import QueryTemperature, query_temperature
 
 __all__ = [
+    "BLOCK_KINDS",
     "MAX_CONFIG_CHARS",
     "MAX_CONFIG_DEPTH",
     "MAX_FACTOR",
     "MAX_LAYERS",
+    "POSITION_KINDS",
     "REGIMES",
     "ROPE_REGISTRY",
     "ROPE_TYPES",
     "SCALED_TYPES",
+    "BlockKind",
     "ConfigScaling",
     "EntropyCurves",
     "LayerPosition",
     "LayerReach",
     "LengthTemperatures",
+    "PositionKind",
     "QueryTemperature",
     "RopeFrequencies",
     "RopeType",

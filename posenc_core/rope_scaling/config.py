@@ -184,16 +184,29 @@ def _global_head_overrides(config: Mapping[str, object]) -> dict[str, object] | 
 _NOT_ROPE = frozenset({"sliding_window", "attention_chunk_size", "num_key_value_heads", "intermediate_size"})
 
 
-def decoder_config(config: Mapping[str, object]) -> Mapping[str, object]:
+def decoder_config(config: Mapping[str, object], *, layered: bool = False) -> Mapping[str, object]:
     r"""The part of ``config`` that describes the text decoder: ``text_config`` when the top level gives no head
-    size of its own (a vision-language model's config.json), else ``config`` itself."""
-    text = config.get("text_config")
+    size of its own (a vision-language model's config.json) or, read ``layered`` as a whole model
+    (:func:`~.layers.model_layers`), no layer count either (Music Flamingo's top level holds its audio encoder's
+    RoPE, which its own rotary embedding reads), else an encoder-decoder's ``decoder`` when the top level gives no
+    head (T5Gemma), else ``config`` itself."""
     own = any(config.get(name) is not None for name in _HEAD_NAMES) or (
         _first(config, _HIDDEN) is not None and _first(config, _HEADS) is not None
     )
-    if isinstance(text, Mapping) and not own:
+    counted = any(
+        config.get(name) is not None for name in (*LAYER_COUNT_FIELDS, "decoder_layers", "num_decoder_layers")
+    )
+    text, decoder = config.get("text_config"), config.get("decoder")
+    if isinstance(text, Mapping) and not (own and (counted or not layered)):
         return text
+    if isinstance(decoder, Mapping) and not own:
+        return decoder
     return config
+
+
+#: The fields that count a decoder's layers, first found wins (:func:`~.layers.model_layers`; an encoder-decoder's
+#: decoder_layers / num_decoder_layers are its family's, :mod:`.layer_kinds`).
+LAYER_COUNT_FIELDS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 
 
 class ConfigScaling(NamedTuple):

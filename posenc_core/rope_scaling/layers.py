@@ -31,8 +31,16 @@ attn_scale
 rope_parameters["llama_4_scaling_beta"]  Mistral 3's query temperature on every layer
 mrope_section (mrope_interleaved)        which of the (t, h, w) position ids each pair reads (M-RoPE)
 text_config                              a vision-language model's decoder (when the top level has no head)
-model_type                               what a family decides in code (:mod:`.families`)
+model_type                               what a family decides in code (:mod:`.families`), and what its layers
+                                         are and how its attention sees position (:mod:`.layer_kinds`: learned
+                                         or sinusoidal tables, T5's bias, ALiBi, hybrid layouts such as
+                                         block_types, attn_layer_period, hybrid_override_pattern)
+layers_block_type                        layer_types where a family stores them there (Zamba, Nemotron-H)
+alibi, position_embedding_type           ALiBi (Falcon), a learned table ("absolute"), else no position
 =======================================  ======================================================================
+
+Each record also says what mixes the layer's tokens (``block``) and how its attention sees position (``position``,
+``positions``), from the registries of :mod:`.layer_kinds`.
 
 The query temperatures (Llama 4, Mistral 3) are :mod:`.temperature`.
 """
@@ -47,6 +55,7 @@ import numpy as np
 from ..errors import PosEncError, as_float, as_int
 from ..rope.mrope import mrope_pair_axes
 from .config import (
+    LAYER_COUNT_FIELDS,
     _check_config,
     config_scaling,
     decoder_config,
@@ -56,6 +65,7 @@ from .config import (
     with_layer_overrides,
 )
 from .families import family_convention
+from .layer_kinds import BLOCK_KINDS, LAYER_TYPE_BLOCKS, POSITION_KINDS, family_layout
 from .registry import ROPE_REGISTRY, RopeFrequencies, rope_frequencies
 from .temperature import QueryTemperature, layer_temperature
 
@@ -68,7 +78,6 @@ __all__ = [
 
 #: The deepest released decoders have ~126 layers (Llama 3.1 405B); 1,024 leaves room and bounds the work.
 MAX_LAYERS = 1024
-_LAYER_COUNT = ("num_hidden_layers", "n_layer", "num_layers")
 NOPE = "nope"  # layer_type of a layer that does not rotate
 
 
@@ -88,6 +97,10 @@ class LayerPosition:
     ``rope_entry``: the ``rope_parameters`` entry the layer turns with where the config is split by layer type
     (Gemma 3: its attention type; DeepSeek-V4: "main" / "compress"), the ``layer_type`` to give
     :func:`~posenc_core.rope_frequencies_from_config`; None where one RoPE serves every layer.
+    ``block``: what mixes the layer's tokens (:data:`~posenc_core.BLOCK_KINDS`: attention, hybrid, cross_attention,
+    recurrent, convolution, mlp). ``position``: how its attention sees position (:data:`~posenc_core.POSITION_KINDS`:
+    rope, nope, learned_absolute, sinusoidal_absolute, relative_bias, alibi; recurrence or none for a layer without
+    attention). ``positions``: what that kind counts (a learned table's rows, T5's buckets), else None.
     """
 
     index: int
@@ -106,6 +119,9 @@ class LayerPosition:
     mrope_section: tuple[int, int, int] | None = None
     mrope_interleaved: bool = False
     rope_entry: str | None = None
+    block: str = "attention"
+    position: str = "rope"
+    positions: int | None = None
 
     def same_kind(self, other: LayerPosition) -> bool:
         r"""True when ``other`` handles position exactly like this layer (everything but the index)."""
@@ -122,7 +138,7 @@ def model_layers(config: Mapping[str, object], *, seq_len: int | None = None) ->
     every rotating layer it returns to the family's transformers rotary embedding.
     """
     _check_config(config)
-    config = decoder_config(config)
+    config = _with_layout(decoder_config(config, layered=True))
     count = _layer_count(config)
     attention = _attention_types(config, count)
     rotates = _rotating_layers(config, attention)
@@ -156,8 +172,26 @@ def distinct_layer_types(layers: object) -> tuple[LayerPosition, ...]:
 # --- reading the config ----------------------------------------------------------------------------------------------
 
 
+def _with_layout(config: Mapping[str, object]) -> Mapping[str, object]:
+    r"""``config`` with what its family's config class derives written out (:mod:`.layer_kinds`): ``layer_types``
+    from a hybrid layout (RecurrentGemma's ``block_types``, Jamba's period, Bamba's indices …), read from
+    ``layers_block_type`` where the family stores them there (Zamba, Nemotron-H), and the attention window."""
+    layout = family_layout(config)
+    out = dict(config)
+    if out.get("layer_types") is None and isinstance(out.get("layers_block_type"), list):
+        out["layer_types"] = out["layers_block_type"]
+    if layout is None:
+        return out
+    if layout.layout is not None and out.get("layer_types") is None:
+        out["layer_types"] = layout.layout(out, _layer_count(out))
+    if layout.window is not None and out.get(layout.window) is not None:
+        out["sliding_window"] = out[layout.window]
+    return out
+
+
 def _layer_count(config: Mapping[str, object]) -> int:
-    for name in _LAYER_COUNT:
+    layout = family_layout(config)
+    for name in (*(layout.layer_count if layout is not None else ()), *LAYER_COUNT_FIELDS):
         if config.get(name) is not None:
             return as_int(name, config[name], lo=1, hi=MAX_LAYERS)
     types = config.get("layer_types")
@@ -194,7 +228,7 @@ def _attention_types(config: Mapping[str, object], count: int) -> list[str]:
 
 #: Layer types without attention (recurrent, convolution, MoE-only blocks: transformers' ALLOWED_ATTN_LAYER_TYPES,
 #: and the legacy "mamba"); they keep their name as layer_type and never rotate.
-NO_ATTENTION = frozenset({"linear_attention", "mamba", "conv", "moe"})
+NO_ATTENTION = frozenset(name for name, block in LAYER_TYPE_BLOCKS.items() if not BLOCK_KINDS[block].attends)
 
 
 def _rotating_layers(config: Mapping[str, object], attention: list[str]) -> list[bool]:
@@ -219,6 +253,8 @@ def _rotating_layers(config: Mapping[str, object], attention: list[str]) -> list
     kind = config.get("position_embedding_type")
     # position_embedding_type other than rope (Granite hybrids, ESM), or ALiBi instead (Falcon's `alibi`)
     nope_model = (isinstance(kind, str) and kind not in ("rope", "rotary")) or config.get("alibi") is True
+    layout = family_layout(config)
+    nope_model = nope_model or (layout is not None and (layout.position is not None or layout.attention_nope))
     entries = rope_entries(config)
     convention = family_convention(config)
     for index, attention_type in enumerate(attention):
@@ -269,6 +305,9 @@ def _with_theta(config: Mapping[str, object], theta: float | None) -> Mapping[st
 
 def _window(config: Mapping[str, object], attention_type: str) -> int | None:
     name = {"sliding_attention": "sliding_window", "chunked_attention": "attention_chunk_size"}.get(attention_type)
+    layout = family_layout(config)
+    if layout is not None and attention_type in layout.sliding:
+        name = "sliding_window"
     if name is None or config.get(name) is None:
         return None
     return as_int(name, config[name], lo=1, hi=2**40)
@@ -285,14 +324,11 @@ def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq
                 f"(it has {', '.join(split_layer_types(config))})"
             )
         layer_type = split_layer_types(config)[0]  # a NoPE layer reads only the head size and temperature
-    rope = layer_rope(config, layer_type=layer_type)
-    temperature = layer_temperature(config, rope.temperature, rotates=rotates)
     window = _window(config, attention_type)
     if not rotates:
-        kind = attention_type if attention_type in NO_ATTENTION else NOPE
-        return LayerPosition(
-            0, kind, attention_type, False, None, None, None, None, rope.head_dim, 0, window, None, temperature
-        )
+        return _still_layer(config, attention_type, layer_type, window)
+    rope = layer_rope(config, layer_type=layer_type)
+    temperature = layer_temperature(config, rope.temperature, rotates=rotates)
     freqs = rope_frequencies(
         rope.head_dim,
         base=rope.base,
@@ -320,7 +356,96 @@ def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq
         mrope_section=section,
         mrope_interleaved=interleaved,
         rope_entry=layer_type,
+        block=_block(config, attention_type),
     )
+
+
+def _still_layer(
+    config: Mapping[str, object], attention_type: str, layer_type: str | None, window: int | None
+) -> LayerPosition:
+    r"""A layer that does not rotate: what mixes its tokens, how its attention sees position instead (a family's
+    scheme from :mod:`.layer_kinds`, ALiBi, a learned table, or nothing), its head size and query temperature."""
+    block = _block(config, attention_type)
+    attends = BLOCK_KINDS[block].attends
+    position = _position_kind(config) if attends else ("none" if block == "mlp" else "recurrence")
+    if block == "cross_attention":
+        position = "nope"  # Mllama: the keys are image tokens; the layer applies no position of its own
+    head, temperature = _head_size(config), None
+    if head is None or attends:
+        try:
+            rope = layer_rope(config, layer_type=layer_type)
+        except PosEncError as exc:
+            if exc.code != "no_head_dim" or (attends and head is None):
+                raise
+            rope = None  # a recurrent / MLP layer of a model without attention heads (Mamba, RWKV)
+        if rope is not None:
+            head = rope.head_dim if head is None else head
+            temperature = layer_temperature(config, rope.temperature, rotates=False)
+    kind = attention_type if attention_type in NO_ATTENTION else NOPE
+    return LayerPosition(
+        0,
+        kind,
+        attention_type,
+        False,
+        None,
+        None,
+        None,
+        None,
+        head or 0,
+        0,
+        window,
+        None,
+        temperature,
+        block=block,
+        position=position,
+        positions=_position_count(config, position),
+    )
+
+
+def _block(config: Mapping[str, object], attention_type: str) -> str:
+    r"""What a layer of type ``attention_type`` builds (:data:`LAYER_TYPE_BLOCKS`, or its family's own names)."""
+    layout = family_layout(config)
+    if layout is not None and attention_type in layout.blocks:
+        return layout.blocks[attention_type]
+    return LAYER_TYPE_BLOCKS.get(attention_type, "attention")
+
+
+def _position_kind(config: Mapping[str, object]) -> str:
+    r"""How the attention of a layer that does not rotate sees position: its family's scheme (:mod:`.layer_kinds`),
+    ALiBi (Falcon's ``alibi``), a learned table (``position_embedding_type`` "absolute"), else nothing (NoPE)."""
+    layout = family_layout(config)
+    if layout is not None and layout.position is not None:
+        return layout.position
+    if config.get("alibi") is True:
+        return "alibi"
+    if config.get("position_embedding_type") == "absolute":
+        return "learned_absolute"
+    return "nope"
+
+
+def _position_count(config: Mapping[str, object], position: str) -> int | None:
+    r"""What ``position`` counts (:data:`POSITION_KINDS`): the learned or sinusoidal table's rows, T5's buckets."""
+    if POSITION_KINDS[position].counted is None:
+        return None
+    layout = family_layout(config)
+    names = layout.counts if layout is not None and layout.counts else ("max_position_embeddings", "n_positions")
+    for name in names:
+        if config.get(name) is not None:
+            return as_int(name, config[name], lo=1, hi=2**40)
+    return layout.default_count if layout is not None else None
+
+
+def _head_size(config: Mapping[str, object]) -> int | None:
+    r"""The head size under a family's own fields (:mod:`.layer_kinds`: T5's d_kv, BART's d_model / decoder heads)."""
+    layout = family_layout(config)
+    if layout is None or not layout.head:
+        return None
+    if len(layout.head) == 1:
+        return as_int(layout.head[0], config.get(layout.head[0]), lo=1) if config.get(layout.head[0]) else None
+    hidden, heads = (config.get(name) for name in layout.head)
+    if hidden is None or heads is None:
+        return None
+    return as_int(layout.head[0], hidden, lo=1) // as_int(layout.head[1], heads, lo=1)
 
 
 def _mrope(

@@ -18,6 +18,7 @@ from drawn import sent_charts
 from posenc_core import PosEncError
 from posenc_ui.frame import widget_key
 from posenc_ui.i18n import t
+from posenc_ui.lesson import PageRefusal
 from posenc_ui.lessons.extension import figures_layers as figs
 from posenc_ui.lessons.extension.layers import PARAMS, preset_layers, rotating_kinds
 from posenc_ui.lessons.extension.view import VIEW
@@ -73,11 +74,98 @@ def test_kind_colours_skip_the_grey_of_no_position_for_layers_that_rotate() -> N
     ],
 )
 def test_every_preset_draws_its_strip_with_one_cell_per_layer(preset_id: str) -> None:
-    count = load_presets()[preset_id].values["num_hidden_layers"]
+    preset = load_presets()[preset_id]
+    count = preset.values.get("num_hidden_layers", preset.values.get("n_layer"))
     fig = VIEW.figures["layers"](values(model=preset_id), "en")
     assert sum(len(bar.x) for bar in fig.data) == count
     assert f"{count} layers" in fig.layout.title.text
-    assert VIEW.figures["layer_wavelengths"](values(model=preset_id), "zh").layout.title.text
+    if preset_id in NO_ROPE:
+        with pytest.raises(PageRefusal):
+            VIEW.figures["layer_wavelengths"](values(model=preset_id), "zh")
+    else:
+        assert VIEW.figures["layer_wavelengths"](values(model=preset_id), "zh").layout.title.text
+
+
+#: Presets with no RoPE in any layer (their wavelength chart is refused with the page's reason), and why.
+NO_ROPE = {
+    "gpt2": "learned absolute positions, added to the input (its preset's note)",
+    "jamba_v0_1": "Mamba layers and attention without position (its preset's note)",
+}
+
+
+# --- models without RoPE, and hybrids ------------------------------------------------------------------------------
+
+#: Published config.json fields (GPT-2: openai-community/gpt2; T5: google-t5/t5-small; BLOOM: bigscience/bloom-560m).
+GPT2 = {"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_positions": 1024}
+T5 = {
+    "model_type": "t5",
+    "num_layers": 6,
+    "d_model": 512,
+    "d_kv": 64,
+    "num_heads": 8,
+    "relative_attention_num_buckets": 32,
+}
+BLOOM = {"model_type": "bloom", "n_layer": 24, "hidden_size": 1024, "n_head": 16}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    ("config", "count", "page", "words"),
+    [
+        (GPT2, 12, "Learned_absolute", {"en": "learned absolute positions, 1,024 of them", "zh": "共 1,024 个"}),
+        (T5, 6, "Relative", {"en": "32 distance buckets", "zh": "32 个距离桶"}),
+        (BLOOM, 24, "ALiBi", {"en": "ALiBi", "zh": "ALiBi"}),
+    ],
+)
+def test_a_pasted_model_without_rope_says_how_it_places_position_and_links_its_page(config, count, page, words, lang):
+    fig = VIEW.figures["pasted_layers"](values(config=json.dumps(config)), lang)
+    (bar,) = fig.data  # one kind of layer: every layer the same
+    assert len(bar.x) == count and set(bar.y) == {figs.HEIGHTS["attention"]}
+    name = bar.name.replace("<br>", " ")
+    assert words[lang] in name.replace("<br>", "")
+    assert f'href="{page}?lang={lang}"' in bar.name  # the page that teaches it
+    title = t("extension.fig_layers", lang, model=t("extension.pasted_model", lang), layers=count, rotating=0)
+    assert fig.layout.title.text.replace("<br>", "").replace(" ", "") == title.replace(" ", "")  # 0 layers with RoPE
+    with pytest.raises(PageRefusal):
+        VIEW.figures["pasted_wavelengths"](values(config=json.dumps(config)), lang)
+
+
+#: google/recurrentgemma-2b's config.json (gated; its fields as published), with transformers' block_types, which the
+#: checkpoint stores as ``_block_types`` and transformers 5.23.0 does not read (its default is the same cycle).
+RECURRENTGEMMA = {
+    "model_type": "recurrent_gemma",
+    "num_hidden_layers": 26,
+    "hidden_size": 2560,
+    "num_attention_heads": 10,
+    "head_dim": 256,
+    "partial_rotary_factor": 0.5,
+    "rope_theta": 10000.0,
+    "attention_window_size": 2048,
+    "block_types": ["recurrent", "recurrent", "attention"],
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_recurrentgemma_draws_its_recurrent_layers_low_and_black_and_its_attention_in_a_window(lang: str) -> None:
+    blocks = RECURRENTGEMMA["block_types"]
+    expected_attention = [i for i in range(26) if blocks[i % len(blocks)] == "attention"]
+    fig = VIEW.figures["pasted_layers"](values(config=json.dumps(RECURRENTGEMMA)), lang)
+    recurrent, attention = fig.data
+    assert list(attention.x) == expected_attention and len(recurrent.x) == 26 - len(expected_attention)
+    assert set(recurrent.y) == {figs.BLOCK_HEIGHT} and recurrent.marker.color == figs.BLOCK_COLOURS["recurrent"]
+    name = attention.name.replace("<br>", " ")
+    assert "2,048" in name and "128/256" in name  # the window, and half the head turning
+
+
+def test_jambas_four_attention_layers_see_no_position_and_the_rest_are_mamba() -> None:
+    config = load_presets()["jamba_v0_1"].config()
+    period, offset = config["attn_layer_period"], config["attn_layer_offset"]
+    expected_attention = [i for i in range(config["num_hidden_layers"]) if i % period == offset]
+    fig = VIEW.figures["layers"](values(model="jamba_v0_1"), "en")
+    by_height = {bar.y[0]: list(bar.x) for bar in fig.data}
+    assert by_height[figs.HEIGHTS["attention"]] == expected_attention == [4, 12, 20, 28]
+    assert len(by_height[figs.BLOCK_HEIGHT]) == 28
+    assert "0 with RoPE" in fig.layout.title.text.replace("<br>", " ")
 
 
 def test_smollm3s_every_fourth_layer_has_no_rope() -> None:
@@ -173,7 +261,8 @@ def test_the_page_draws_the_strip_for_every_preset(open_page, lang: str) -> None
     for preset_id in PRESET_IDS:
         at.selectbox(key=widget_key("extension", "model")).set_value(preset_id).run()
         assert not at.exception, (preset_id, [e.value for e in at.exception])
-        count = load_presets()[preset_id].values["num_hidden_layers"]
+        preset = load_presets()[preset_id].values
+        count = preset.get("num_hidden_layers", preset.get("n_layer"))  # GPT-2 names it n_layer
         name = t(f"extension.model.{preset_id}", lang)
         drawn = [title for title in titles(at) if title.startswith(name) and str(count) in title]
         if preset_id in NOT_YET:

@@ -67,7 +67,7 @@ def test_the_flagships_of_today_are_presets() -> None:
 
 
 def test_every_preset_records_its_layer_count() -> None:
-    counts = {pid: p.values["num_hidden_layers"] for pid, p in load_presets().items()}
+    counts = {pid: p.values.get("num_hidden_layers", p.values.get("n_layer")) for pid, p in load_presets().items()}
     assert counts["gemma3_27b"] == 62 and counts["llama4_scout"] == 48 and counts["smollm3_3b"] == 36
     assert len(load_presets()["llama4_scout"].values["no_rope_layers"]) == 48
     assert len(load_presets()["gpt_oss_120b"].values["layer_types"]) == 36
@@ -129,6 +129,8 @@ def test_training_lengths_and_scalings() -> None:
         "gpt_oss_120b": 4096,  # YaRN from 4096
         "mistral_small_3_1": 131072,
         "smollm3_3b": 65536,
+        "gpt2": 1024,  # n_positions: its learned table's rows
+        "jamba_v0_1": 262144,
     }
     assert scaling_of(load_presets()["deepseek_v3"].config()) == ("yarn", 40.0)
     assert scaling_of(load_presets()["llama2_7b"].config()) == ("default", 1.0)

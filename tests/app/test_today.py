@@ -39,7 +39,11 @@ def test_every_preset_draws_its_strip_and_reach_and_the_check_holds(model: str) 
     v = values(model=model)
     strip = VIEW.figures["layers"](v, "en")
     layers = load_presets()[model].config()
-    expected = layers.get("num_hidden_layers") or layers.get("text_config", {}).get("num_hidden_layers")
+    expected = (
+        layers.get("num_hidden_layers")
+        or layers.get("n_layer")  # GPT-2
+        or layers.get("text_config", {}).get("num_hidden_layers")
+    )
     assert sum(len(bar.x) for bar in strip.data) == expected
     if load_presets()[model].missing:  # e.g. Phi-3's LongRoPE factors: its long-context wavelengths are unknown
         with pytest.raises(PageRefusal, match="not bundled"):

@@ -166,7 +166,7 @@ def test_bad_layer_descriptions_are_refused_naming_the_field(config, words):
 def test_the_per_layer_example_in_docs_runs_and_prints_what_it_says():
     text = (Path(__file__).resolve().parents[2] / "docs" / "model_layers.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     for code in blocks:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
@@ -295,3 +295,89 @@ def test_models_that_turn_rope_off_in_a_flag_have_no_rotating_layer(config, rota
     r"""FalconConfig.rotary is ``not alibi``; Zamba2Attention rotates only with use_mem_rope; Granite hybrids build
     no rotary embedding unless position_embedding_type is "rope"."""
     assert {layer.rotates for layer in pc.model_layers(config)} == {rotates}
+
+
+# --- the registries of layer and position kinds, and checkpoints in their own form ----------------------------------
+
+
+def test_every_kind_names_a_registered_family_or_block():
+    assert {kind.family for kind in pc.POSITION_KINDS.values()} - {None} <= set(pc.FAMILIES)
+    from posenc_core.rope_scaling.layer_kinds import FAMILY_LAYOUTS, LAYER_TYPE_BLOCKS
+
+    assert set(LAYER_TYPE_BLOCKS.values()) <= set(pc.BLOCK_KINDS)
+    for layout in FAMILY_LAYOUTS.values():
+        assert layout.position is None or layout.position in pc.POSITION_KINDS
+        assert set(layout.blocks.values()) <= set(pc.BLOCK_KINDS)
+
+
+#: Checkpoints' config.json fields as published (the reader must take them as transformers' config classes do).
+GPT2 = {"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_positions": 1024}  # openai-community/gpt2
+T5_SMALL = {  # google-t5/t5-small
+    "model_type": "t5",
+    "num_layers": 6,
+    "d_model": 512,
+    "d_kv": 64,
+    "num_heads": 8,
+    "relative_attention_num_buckets": 32,
+}
+BLOOM_560M = {"model_type": "bloom", "n_layer": 24, "hidden_size": 1024, "n_head": 16}  # bigscience/bloom-560m
+NEMOTRON_H_8B = {  # nvidia/Nemotron-H-8B-Base-8K: one character a layer (M Mamba, * attention, - MLP)
+    "model_type": "nemotron_h",
+    "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+    "num_hidden_layers": 52,
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "max_position_embeddings": 8192,
+}
+
+
+def test_gpt2_has_a_learned_table_of_1024_positions_and_no_rope():
+    layers = pc.model_layers(GPT2)
+    assert len(layers) == 12 and not any(layer.rotates for layer in layers)
+    assert {(layer.block, layer.position, layer.positions, layer.head_dim) for layer in layers} == {
+        ("attention", "learned_absolute", 1024, 768 // 12)
+    }
+
+
+def test_t5_and_bloom_are_a_bias_not_a_rotation():
+    t5, bloom = pc.model_layers(T5_SMALL), pc.model_layers(BLOOM_560M)
+    assert len(t5) == 6 and {(la.position, la.positions, la.head_dim) for la in t5} == {("relative_bias", 32, 64)}
+    assert len(bloom) == 24 and {la.position for la in bloom} == {"alibi"} and not any(la.rotates for la in bloom)
+    falcon_alibi = {"model_type": "falcon", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4}
+    assert {la.position for la in pc.model_layers({**falcon_alibi, "alibi": True})} == {"alibi"}
+    assert {la.position for la in pc.model_layers(falcon_alibi)} == {"rope"}  # FalconConfig: rotary unless alibi
+
+
+def test_nemotron_h_reads_its_pattern_one_layer_a_character():
+    pattern = NEMOTRON_H_8B["hybrid_override_pattern"]
+    layers = pc.model_layers(NEMOTRON_H_8B)
+    blocks = {"M": "recurrent", "*": "attention", "-": "mlp"}
+    assert [layer.block for layer in layers] == [blocks[char] for char in pattern]
+    attention = [layer for layer in layers if layer.block == "attention"]
+    assert len(attention) == pattern.count("*") == 4 and {la.position for la in attention} == {"nope"}
+
+
+def test_kimi_linear_reads_its_one_based_full_attention_layers():
+    config = {
+        "model_type": "kimi_linear",
+        "num_hidden_layers": 8,
+        "hidden_size": 256,
+        "num_attention_heads": 4,
+        "linear_attn_config": {"full_attn_layers": [4, 8], "kda_layers": [1, 2, 3, 5, 6, 7]},
+    }
+    layers = pc.model_layers(config)
+    assert [layer.index for layer in layers if layer.block == "attention"] == [3, 7]  # 1-based 4 and 8
+    assert {layer.position for layer in layers if layer.block == "attention"} == {"nope"}  # MLA without RoPE
+
+
+def test_mllama_cross_attention_layers_carry_no_position():
+    text = {"model_type": "mllama_text_model", "num_hidden_layers": 10, "hidden_size": 64, "num_attention_heads": 4}
+    layers = pc.model_layers({"model_type": "mllama", "text_config": {**text, "cross_attention_layers": [3, 8]}})
+    assert [layer.index for layer in layers if layer.block == "cross_attention"] == [3, 8]
+    assert all(layer.rotates for layer in layers if layer.block == "attention")
+
+
+def test_a_family_it_does_not_model_is_refused_with_a_sentence():
+    with pytest.raises(pc.PosEncError, match="XLNet") as info:
+        pc.model_layers({"model_type": "xlnet", "n_layer": 2, "d_model": 64, "n_head": 4})
+    assert info.value.code == "not_modelled"

@@ -62,6 +62,13 @@ KNOWN_REFUSED = {
 KNOWN_LAYER_REFUSED = {
     ("glm4v", "Glm4vTextRotaryEmbedding"): "mrope_section [8, 12, 12] covers 32 of its 64 pairs at its defaults",
     ("glm_image", "GlmImageTextRotaryEmbedding"): "mrope_section [8, 12, 12] covers 32 of its 64 pairs at its defaults",
+    ("hrm_text", "HrmTextRotaryEmbedding"): "runs one stack of layers again in cycles: not one list of layers",
+}
+
+#: Cases whose rotary embedding is not the text decoder's: model_layers reads the decoder (under text_config), so its
+#: layers are held to the decoder's own rotary embedding, not to this one.
+NOT_THE_DECODER = {
+    ("musicflamingo", "MusicFlamingoRotaryEmbedding"): "the audio encoder's RoPE, at the top level of its config",
 }
 
 #: Rotary classes transformers itself cannot build or that hold no inv_freq buffer to compare: named, with why.
@@ -208,6 +215,9 @@ def test_rope_frequencies_from_config_agree_with_the_familys_rotary_embedding_or
 
 @pytest.mark.parametrize("case", [case for case in CASES if _known(case) is None], ids=lambda case: case.id)
 def test_model_layers_gives_each_rotating_layer_its_types_frequencies(case: Case):
+    if (case.module, case.rotary) in NOT_THE_DECODER:
+        assert pc.model_layers(case.config_json)  # read, as the decoder under its text_config
+        return
     if (case.module, case.rotary) in KNOWN_LAYER_REFUSED:
         with pytest.raises(pc.PosEncError):
             pc.model_layers(case.config_json)

@@ -7,20 +7,25 @@ Pure builders: the words (legend entries, hover text, title) and the numbers com
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
 
 from ...figures.style import (
+    BLACK,
     BLUE,
     ENCODING_COLOURS,
     GREEN,
     LEGEND_UNITS,
+    OLIVE,
     ORANGE,
     PURPLE,
     SKY,
     VERMILION,
     WHITE,
+    YELLOW,
+    ZERO_LINE,
     figure,
     legend_below,
     wrap_title,
@@ -28,51 +33,77 @@ from ...figures.style import (
 from ...i18n import t
 from .figures import Curve, wavelength_chart
 
-#: One colour per kind of layer that rotates, in order of first appearance; a layer without RoPE is drawn in the
-#: colour every page gives "no position" (grey).
+#: One colour per kind of layer that rotates, in order of first appearance; a layer whose attention sees position
+#: otherwise is drawn in its encoding family's colour (no position: the grey every page gives "none").
 KIND_COLOURS = (GREEN, BLUE, ORANGE, PURPLE, SKY, VERMILION)
 NOPE_COLOUR = ENCODING_COLOURS["none"]
+#: A layer without attention over the sequence, by its block (:data:`posenc_core.BLOCK_KINDS`).
+BLOCK_COLOURS = {"recurrent": BLACK, "convolution": OLIVE, "cross_attention": YELLOW, "mlp": ZERO_LINE}
+#: Cell heights: a RoPE layer full, attention that sees position otherwise half, a layer without attention a quarter.
+HEIGHTS = {"rope": 1.0, "attention": 0.5}
+BLOCK_HEIGHT = 0.25
+NOPE_HEIGHT = HEIGHTS["attention"]
 STRIP_HEIGHT = 190  # px before the legend's lines
-NOPE_HEIGHT = 0.5  # a layer without RoPE: a cell half as tall
 LEGEND_LINE = 20  # px a line of the legend takes
 
 
-def kind_colours(rotates: Sequence[bool]) -> list[str]:
-    r"""The colour of each kind of layer (in order): grey where it does not rotate, else the next of KIND_COLOURS."""
+class CellLook(NamedTuple):
+    r"""How a kind of layer is drawn: ``what`` is "rope", "attention" (without RoPE) or a block without attention
+    (:data:`BLOCK_COLOURS`); ``family`` the encoding family its attention's position belongs to (its colour)."""
+
+    what: str
+    family: str | None
+
+
+def kind_colours(looks: Sequence[CellLook | bool]) -> list[str]:
+    r"""The colour of each kind of layer (in order): the next of KIND_COLOURS where it rotates, its family's colour
+    where its attention sees position otherwise, its block's where it has no attention (a bool is read as
+    rotates / NoPE)."""
     colours, turning = [], 0
-    for rotating in rotates:
-        if rotating:
+    for look in looks:
+        look = _as_look(look)
+        if look.what == "rope":
             colours.append(KIND_COLOURS[turning % len(KIND_COLOURS)])
             turning += 1
+        elif look.what == "attention":
+            colours.append(ENCODING_COLOURS[look.family] if look.family in ENCODING_COLOURS else NOPE_COLOUR)
         else:
-            colours.append(NOPE_COLOUR)
+            colours.append(BLOCK_COLOURS[look.what])
     return colours
+
+
+def _as_look(look: CellLook | bool) -> CellLook:
+    if isinstance(look, CellLook):
+        return look
+    return CellLook("rope", None) if look else CellLook("attention", "none")
 
 
 def layer_strip(
     kinds: np.ndarray,
     names: Sequence[str],
-    rotates: Sequence[bool],
+    rotates: Sequence[CellLook | bool],
     hover: Sequence[str],
     *,
     title: str,
     lang: str,
 ) -> go.Figure:
     r"""One cell per decoder layer (x = its index), coloured by its kind ``kinds[layer]`` (an index into ``names``,
-    the legend entry of each kind); a layer that does not rotate is a grey cell of half the height, so it reads
-    without colour too. ``hover[layer]`` is the cell's hover text. The figure grows by the legend's lines (long
+    the legend entry of each kind), drawn as ``rotates[kind]`` says (:class:`CellLook`; a bool: rotates or NoPE): a
+    layer that rotates is a full cell, attention without RoPE half a cell, a layer without attention a quarter, so
+    it reads without colour too. ``hover[layer]`` is the cell's hover text. The figure grows by the legend's lines (long
     entries wrap on a phone), so that plotly never has to scroll the legend."""
     colours = kind_colours(rotates)
     layers = np.arange(kinds.shape[0])
     traces = []
-    for kind, (name, colour, rotating) in enumerate(zip(names, colours, rotates, strict=True)):
+    for kind, (name, colour, look) in enumerate(zip(names, colours, rotates, strict=True)):
+        look = _as_look(look)
         chosen = layers[kinds == kind]
         marker = {"color": colour, "line": {"color": WHITE, "width": 1 if layers.shape[0] <= 64 else 0}}
         traces.append(
             {
                 "type": "bar",
                 "x": chosen,
-                "y": np.full(chosen.shape[0], 1.0 if rotating else NOPE_HEIGHT),
+                "y": np.full(chosen.shape[0], HEIGHTS.get(look.what, BLOCK_HEIGHT)),
                 "width": 1.0,
                 "marker": marker,
                 "name": name,

@@ -8,6 +8,7 @@ show the kind the reader picks. Recipes and words only: :mod:`.view` puts them i
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from posenc_core import (
+    BLOCK_KINDS,
+    POSITION_KINDS,
     ROPE_REGISTRY,
     LayerPosition,
     PosEncError,
@@ -134,6 +137,34 @@ def model_config(model: str, layer: str) -> dict[str, Any]:
 
 # --- words ---------------------------------------------------------------------------------------------------------
 
+#: The page that teaches each encoding family a layer's position kind names (:data:`posenc_core.POSITION_KINDS`'s
+#: ``family``), by the lesson's id; a kind whose family has no page of its own links nowhere.
+TEACHING_PAGES = {"sinusoidal": "sinusoidal", "learned": "learned", "t5": "relative", "alibi": "alibi"}
+
+
+def teaching_link(position: str, lang: str) -> str:
+    r"""A link to the page that teaches position kind ``position`` ("see <a …>Learned absolute</a>"), or ""."""
+    page_id = TEACHING_PAGES.get(POSITION_KINDS[position].family or "")
+    if page_id is None:
+        return ""
+    page = importlib.import_module(f"posenc_ui.lessons.{page_id}.view").PAGE  # the views import this module's page
+    href = f"{page.url_path}?lang={lang}"
+    title = t(page.title_key, lang)
+    return t("extension.layer_see", lang, link=f'<a href="{href}" target="_self">{title}</a>', number=page.number)
+
+
+def _still_words(kind: LayerPosition, count: int, window: str, extra: str, lang: str) -> str:
+    r"""A layer that does not rotate, in one line: what mixes its tokens, or how its attention sees position instead
+    (with the count of its table or buckets, and a link to the page that teaches it)."""
+    if not BLOCK_KINDS[kind.block].attends:
+        return t(f"extension.layer_block.{kind.block}", lang, count=count)
+    positions = f"{kind.positions:,}" if kind.positions is not None else ""
+    words = t(f"extension.layer_position.{kind.position}", lang, count=count, positions=positions)
+    if kind.block == "hybrid":
+        words += t("extension.layer_beside_recurrent", lang)
+    link = teaching_link(kind.position, lang)
+    return f"{words} · {window}{extra}" + (f" · {link}" if link else "")
+
 
 def _count(layers: Sequence[LayerPosition], kind: LayerPosition) -> int:
     return sum(layer.same_kind(kind) for layer in layers)
@@ -158,7 +189,7 @@ def kind_words(kind: LayerPosition, count: int, lang: str, *, missing: Sequence[
         section = " / ".join(str(n) for n in kind.mrope_section)
         extra += t("extension.layer_mrope", lang, section=section, layout=layout)
     if not kind.rotates:
-        return t("extension.layer_nope", lang, count=count, window=window, extra=extra)
+        return _still_words(kind, count, window, extra, lang)
     if "rope_scaling" in missing or "rope_parameters" in missing:
         scaling = t("extension.layer_scaling_missing", lang, fields=", ".join(missing))
     elif (kind.factor or 1.0) != 1.0 and kind.rope_type != "default":
@@ -193,14 +224,24 @@ def strip_figure(layers: Sequence[LayerPosition], name: str, lang: str, *, missi
     ]
     rotating = sum(layer.rotates for layer in layers)
     title = t("extension.fig_layers", lang, model=name, layers=len(layers), rotating=rotating)
-    return figs.layer_strip(index, names, [kind.rotates for kind in kinds], hover, title=title, lang=lang)
+    return figs.layer_strip(index, names, [_look(kind) for kind in kinds], hover, title=title, lang=lang)
+
+
+def _look(kind: LayerPosition) -> figs.CellLook:
+    r"""How the strip draws a kind of layer: RoPE at full height in the next RoPE colour; attention that sees
+    position otherwise at half height in its encoding family's colour; a layer without attention lower still."""
+    if kind.rotates:
+        return figs.CellLook("rope", None)
+    if BLOCK_KINDS[kind.block].attends:
+        return figs.CellLook("attention", POSITION_KINDS[kind.position].family)
+    return figs.CellLook(kind.block, None)
 
 
 def _wavelengths(layers: Sequence[LayerPosition], length: int | None, name: str, lang: str) -> go.Figure:
     kinds = [kind for kind in distinct_layer_types(layers) if kind.rotates]
     if not kinds:
         raise PageRefusal("extension.no_layer_rotates")
-    colours = figs.kind_colours([kind.rotates for kind in distinct_layer_types(layers)])
+    colours = figs.kind_colours([_look(kind) for kind in distinct_layer_types(layers)])
     curves, names, kind_colours = [], [], []
     for kind, colour in zip(distinct_layer_types(layers), colours, strict=True):
         if not kind.rotates:

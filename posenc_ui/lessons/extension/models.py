@@ -44,6 +44,8 @@ def _published() -> tuple[dict[str, np.ndarray], dict[str, int], tuple[str, ...]
         config = preset.config()
         try:
             layers = model_layers(config, seq_len=config.get("max_position_embeddings"))
+            if not any(layer.rotates for layer in layers):
+                continue  # no RoPE in any layer (GPT-2): no wavelengths, and not refused
             name = chosen_kind(layers, GLOBAL, lesson=False)  # several kinds of layer: the global ones
         except PosEncError:
             left_out.append(preset.name)  # a config the core refuses: named in the title, never dropped silently
