@@ -8,7 +8,7 @@ from posenc_ui.lessons.real.view import VIEW
 with start(VIEW) as page:
     page.text("intro", model=page.t("real.model_name"))
     if runner.ready(page):
-        page.paste_box("text", height=200)
+        page.paste_box("text", height=120)  # short: the first figure fits a phone's first screen
         accepted = runner.text_status(page)
 
         @page.section("h_relativity")
@@ -24,6 +24,8 @@ with start(VIEW) as page:
             page.controls("seed")
             page.check("orders")
             page.text("orders")
+
+        page.text("about")  # what the model is and how it arrives, under the first figure
 
         @page.section("h_distance")
         def by_distance() -> None:

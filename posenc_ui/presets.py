@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from posenc_core import PosEncError, config_scaling, config_training_length
+from posenc_core import PosEncError, config_scaling, config_training_length, model_layers
 from posenc_core.rope_scaling import parse_config_text
 
 from .paths import ROOT
@@ -172,6 +172,15 @@ def load_presets(folder: Path = PRESET_DIR) -> dict[str, Preset]:
             raise PosEncError(f"{preset_id}.json names itself {preset.id!r}")
         presets[preset_id] = preset
     return presets
+
+
+@functools.cache
+def rotating_preset_ids() -> tuple[str, ...]:
+    r"""The presets with at least one layer that rotates, in :data:`PRESET_IDS`' order: the models page 7 offers, whose
+    figures all draw RoPE frequencies. The others (GPT-2's learned table, Jamba's attention without position) are
+    drawn on page 9's strip, and page 7's strip reads them from a pasted config."""
+    presets = load_presets()
+    return tuple(i for i in PRESET_IDS if any(layer.rotates for layer in model_layers(presets[i].config())))
 
 
 def training_length(config: Mapping[str, Any]) -> int | None:

@@ -197,3 +197,16 @@ def test_config_param_keeps_only_rope_fields_in_links_and_refuses_garbage() -> N
     assert value == "{}" and problem is not None and problem.kind == "invalid"
     value, problem = param.parse(param.encode(full), {})
     assert problem is None and json.loads(value) == {"head_dim": 128, "rope_theta": 500000.0}
+
+
+def test_page_7_offers_only_the_presets_whose_layers_rotate() -> None:
+    r"""Page 7's figures all draw RoPE frequencies, so its picker leaves out GPT-2 (a learned table, Radford et al.
+    2019) and Jamba v0.1 (attention without position, Lieber et al. 2024): offered there, each would end in a
+    refusal. Page 9 draws both."""
+    from posenc_ui.lessons.extension.view import VIEW as EXTENSION
+    from posenc_ui.lessons.today.view import VIEW as TODAY
+    from posenc_ui.presets import PRESET_IDS, rotating_preset_ids
+
+    assert set(PRESET_IDS) - set(rotating_preset_ids()) == {"gpt2", "jamba_v0_1"}
+    assert EXTENSION.param("model").options == rotating_preset_ids()
+    assert TODAY.param("model").options == PRESET_IDS

@@ -44,9 +44,9 @@ from ...i18n import t
 from ...lesson import Check, Explain, PageEntry, PageRefusal, Values, View, reads, uses
 from ...memo import memo
 from ...presets import (
-    PRESET_IDS,
     ConfigTextParam,
     load_presets,
+    rotating_preset_ids,
     scaling_of,
     training_length,
     without_scaling,
@@ -77,7 +77,8 @@ PAPER_TURNS = np.geomspace(0.05, 1000.0, 240)
 EXAMPLE_CONFIG = json.dumps(load_presets()["llama3_1_8b"].config(), indent=2)
 
 PARAMS = (
-    ChoiceParam("model", "llama2_7b", options=PRESET_IDS, widget="selectbox"),  # 16 presets: a radio filled a phone
+    # the presets with a layer that rotates (16), in a select box: a radio filled a phone
+    ChoiceParam("model", "llama2_7b", options=rotating_preset_ids(), widget="selectbox"),
     FollowingChoiceParam(
         "method", "yarn", options_of=methods_of, follows=("model",), labels="extension.method", widget="radio"
     ),
