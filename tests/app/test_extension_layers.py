@@ -22,7 +22,7 @@ from posenc_ui.lesson import PageRefusal
 from posenc_ui.lessons.extension import figures_layers as figs
 from posenc_ui.lessons.extension.layers import PARAMS, preset_layers, rotating_kinds
 from posenc_ui.lessons.extension.view import VIEW
-from posenc_ui.presets import PRESET_IDS, load_presets
+from posenc_ui.presets import PRESET_IDS, load_presets, rotating_preset_ids
 from posenc_ui.state import FollowingChoiceParam, defaults
 
 SCRIPT = "pages/7_Context_extension.py"
@@ -126,8 +126,8 @@ def test_a_pasted_model_without_rope_says_how_it_places_position_and_links_its_p
     assert f'href="{page}?lang={lang}"' in bar.name  # the page that teaches it
     title = t("extension.fig_layers", lang, model=t("extension.pasted_model", lang), layers=count, rotating=0)
     assert fig.layout.title.text.replace("<br>", "").replace(" ", "") == title.replace(" ", "")  # 0 layers with RoPE
-    with pytest.raises(PageRefusal):
-        VIEW.figures["pasted_wavelengths"](values(config=json.dumps(config)), lang)
+    with pytest.raises((PageRefusal, PosEncError)):  # the frequencies of a pasted config without RoPE: refused
+        VIEW.figures["pasted"](values(config=json.dumps(config)), lang)
 
 
 #: google/recurrentgemma-2b's config.json (gated; its fields as published), with transformers' block_types, which the
@@ -256,9 +256,9 @@ def test_the_lesson_draws_the_kind_of_layer_picked() -> None:
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_the_page_draws_the_strip_for_every_preset(open_page, lang: str) -> None:
+def test_the_page_draws_the_strip_for_every_preset_it_offers(open_page, lang: str) -> None:
     at = open_page(SCRIPT, lang=lang)
-    for preset_id in PRESET_IDS:
+    for preset_id in rotating_preset_ids():  # GPT-2 and Jamba, without RoPE, are page 9's (tests/app/test_presets.py)
         at.selectbox(key=widget_key("extension", "model")).set_value(preset_id).run()
         assert not at.exception, (preset_id, [e.value for e in at.exception])
         preset = load_presets()[preset_id].values
