@@ -59,7 +59,7 @@ def expected_notices(page_id: str, raw: str) -> list[str]:
         value, problem = param.parse([raw], state)
         state[param.name] = value
         if problem is not None:
-            out.append(notice(problem, "en"))
+            out.append(notice(problem, "en", BY_ID[page_id]))  # a choice named as its control shows it
     return out
 
 
