@@ -140,6 +140,7 @@ VIEW = View(
     },
     # The lesson is the switch from no encoding to one: dragged, the attention of the two sentences stops permuting.
     sweeps={"attention_a": "encoding", "attention_b": "encoding", "residuals": "encoding"},
+    static={"scaling": "reads no parameter"},
     checks={"none": check_none, "selected": check_selected, "scaling": check_scaling},
     explain=Explain(
         latex=(
