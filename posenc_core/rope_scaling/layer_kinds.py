@@ -39,11 +39,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class BlockKind:
-    r"""What mixes a layer's tokens. ``attends``: the layer has self-attention (so a position kind applies to it)."""
+    r"""What mixes a layer's tokens. ``attends``: the layer has self-attention (so a position kind applies to it);
+    ``recurrent``: a recurrent / state-space mixer runs in the layer too (beside the attention, where it attends)."""
 
     name: str
     attends: bool
     description: str
+    recurrent: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,9 +66,19 @@ BLOCK_KINDS: Mapping[str, BlockKind] = MappingProxyType(
         entry.name: entry
         for entry in (
             BlockKind("attention", True, "self-attention over the sequence"),
-            BlockKind("hybrid", True, "self-attention beside a recurrent / state-space mixer (Zamba, Falcon-H1)"),
+            BlockKind(
+                "hybrid",
+                True,
+                "self-attention beside a recurrent / state-space mixer (Zamba, Falcon-H1)",
+                recurrent=True,
+            ),
             BlockKind("cross_attention", False, "attention to another input (an image), not to the sequence"),
-            BlockKind("recurrent", False, "a recurrent / state-space / linear-attention mixer: no softmax attention"),
+            BlockKind(
+                "recurrent",
+                False,
+                "a recurrent / state-space / linear-attention mixer: no softmax attention",
+                recurrent=True,
+            ),
             BlockKind("convolution", False, "a short gated convolution over the last few tokens (LFM2)"),
             BlockKind("mlp", False, "no token mixing at all: an MLP or mixture-of-experts block only"),
         )

@@ -40,7 +40,9 @@ NOPE_COLOUR = ENCODING_COLOURS["none"]
 #: A layer without attention over the sequence, by its block (:data:`posenc_core.BLOCK_KINDS`).
 BLOCK_COLOURS = {"recurrent": BLACK, "convolution": OLIVE, "cross_attention": YELLOW, "mlp": ZERO_LINE}
 #: Cell heights: a RoPE layer full, attention that sees position otherwise half, a layer without attention a quarter.
-HEIGHTS = {"rope": 1.0, "attention": 0.5}
+#: The look of a layer that rotates (the position kind of that name).
+ROTATING = "rope"
+HEIGHTS = {ROTATING: 1.0, "attention": 0.5}
 BLOCK_HEIGHT = 0.25
 NOPE_HEIGHT = HEIGHTS["attention"]
 STRIP_HEIGHT = 190  # px before the legend's lines
@@ -48,11 +50,16 @@ LEGEND_LINE = 20  # px a line of the legend takes
 
 
 class CellLook(NamedTuple):
-    r"""How a kind of layer is drawn: ``what`` is "rope", "attention" (without RoPE) or a block without attention
-    (:data:`BLOCK_COLOURS`); ``family`` the encoding family its attention's position belongs to (its colour)."""
+    r"""How a kind of layer is drawn: ``what`` is :data:`ROTATING`, "attention" (without RoPE) or a block without
+    attention (:data:`BLOCK_COLOURS`); ``family`` the encoding family its attention's position belongs to (its colour).
+    """
 
     what: str
     family: str | None
+
+    @property
+    def rotates(self) -> bool:
+        return self.what == ROTATING
 
 
 def kind_colours(looks: Sequence[CellLook | bool]) -> list[str]:
@@ -62,7 +69,7 @@ def kind_colours(looks: Sequence[CellLook | bool]) -> list[str]:
     colours, turning = [], 0
     for look in looks:
         look = _as_look(look)
-        if look.what == "rope":
+        if look.rotates:
             colours.append(KIND_COLOURS[turning % len(KIND_COLOURS)])
             turning += 1
         elif look.what == "attention":
@@ -75,7 +82,7 @@ def kind_colours(looks: Sequence[CellLook | bool]) -> list[str]:
 def _as_look(look: CellLook | bool) -> CellLook:
     if isinstance(look, CellLook):
         return look
-    return CellLook("rope", None) if look else CellLook("attention", "none")
+    return CellLook(ROTATING, None) if look else CellLook("attention", "none")
 
 
 def layer_strip(

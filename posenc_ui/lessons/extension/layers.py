@@ -160,7 +160,7 @@ def _still_words(kind: LayerPosition, count: int, window: str, extra: str, lang:
         return t(f"extension.layer_block.{kind.block}", lang, count=count)
     positions = f"{kind.positions:,}" if kind.positions is not None else ""
     words = t(f"extension.layer_position.{kind.position}", lang, count=count, positions=positions)
-    if kind.block == "hybrid":
+    if BLOCK_KINDS[kind.block].recurrent:  # attention beside a recurrent mixer (the layer attends: see above)
         words += t("extension.layer_beside_recurrent", lang)
     link = teaching_link(kind.position, lang)
     return f"{words} · {window}{extra}" + (f" · {link}" if link else "")
