@@ -150,13 +150,3 @@ class BuiltFigure(go.Figure):
         object.__setattr__(self, "_built", True)
         go.Figure.__init__(self, unwire(orjson.loads(self._json)))  # validated: a bad property raises here, in tests
         return getattr(self, name)
-
-
-def resized(fig: go.Figure, height: int, font: int | None = None) -> go.Figure:
-    r"""A copy of ``fig`` drawn ``height`` px tall, all its text enlarged to a default font of ``font`` px
-    (:func:`~.style.enlarged`; figures are shared between sessions: never changed in place)."""
-    from .style import enlarged  # style builds on this module
-
-    spec = fig.to_dict()  # fresh containers: changing the layout's height leaves the cached figure alone
-    spec = {**spec, "layout": {**spec.get("layout", {}), "height": height}}
-    return BuiltFigure(spec if font is None else enlarged(spec, font))

@@ -533,3 +533,11 @@ def own_range_key(trace: dict, value_name: str, lang: str) -> dict:
             "yanchor": "bottom",
         },
     }
+
+
+def resized(fig: go.Figure, height: int, font: int | None = None) -> go.Figure:
+    r"""A copy of ``fig`` drawn ``height`` px tall, all its text enlarged to a default font of ``font`` px
+    (:func:`enlarged`; figures are shared between sessions: never changed in place)."""
+    spec = fig.to_dict()  # fresh containers: changing the layout's height leaves the cached figure alone
+    spec = {**spec, "layout": {**spec.get("layout", {}), "height": height}}
+    return BuiltFigure(spec if font is None else enlarged(spec, font))

@@ -14,7 +14,7 @@ from posenc_core import PosEncError
 
 from .. import catalog
 from ..catalog import PageEntry
-from ..figures.built import resized
+from ..figures.style import resized
 from ..i18n import t
 from ..lesson import Check, View
 from ..refusals import refusal_text

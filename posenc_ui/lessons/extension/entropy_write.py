@@ -8,6 +8,8 @@ ignores the file and computes live, and ``tests/app/test_extension_perf.py`` fai
 
 from __future__ import annotations
 
+import argparse
+
 from posenc_core import entropy_by_length
 
 from . import entropy_table
@@ -24,4 +26,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # no options: --help says what it does
     main()
