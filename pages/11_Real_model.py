@@ -9,7 +9,7 @@ with start(VIEW) as page:
     page.text("intro", model=page.t("real.model_name"))
     if runner.ready(page):
         page.paste_box("text", height=120)  # short: the first figure fits a phone's first screen
-        accepted = runner.text_status(page)
+        runner.text_status(page)  # a refused text: the figures read the last one accepted
 
         @page.section("h_relativity")
         def relativity() -> None:
@@ -17,8 +17,7 @@ with start(VIEW) as page:
             page.figure("shift")
             page.controls("delta")
             page.check("shift")
-            if accepted:
-                page.text("shift", **page.ask(shift_words, page.lang))
+            page.text("shift", **page.ask(shift_words, page.lang))
             page.text("orders_intro")
             page.figure("orders")
             page.controls("seed")
@@ -33,14 +32,13 @@ with start(VIEW) as page:
             page.text("distance_intro")
             page.figure("distance")
             page.check("mass")
-            if not accepted or page.ask(distance.reaches_far):
+            if page.ask(distance.reaches_far):
                 page.check("decay")
             else:
                 page.text("decay_short", tokens=page.ask(distance.text_length), reach=distance.FAR_DISTANCE)
             page.text("classes_intro", **distance.RULES)
             page.figure("classes")
-            if accepted:
-                page.text("classes", **page.ask(distance.class_counts))
+            page.text("classes", **page.ask(distance.class_counts))
             page.text("decay_intro")
             page.figure("decay")
             page.text("decay")

@@ -213,9 +213,9 @@ def scaling_spread(dims: Sequence[int], *, keys: int = 16, draws: int = 256, see
     Each of ``draws`` draws takes one query and ``keys`` keys per d (the same generator for every d). Paper: Vaswani et
     al. 2017, arXiv:1706.03762, §3.2.1 and its footnote 4 (the variance of q·k is :math:`d_k`).
     """
-    dims = np.asarray([as_int("dims", d, lo=1, hi=65536) for d in dims], dtype=np.int64)
-    if dims.size == 0:
-        raise PosEncError("dims must name at least one head size")
+    dims = as_array("dims", dims, ndim=1, integer=True)  # refuses None, a bare number, an empty list and fractions
+    if dims.size > 64 or dims.min() < 1 or dims.max() > 65536:
+        raise PosEncError(f"dims must be 1 … 64 head sizes in 1 … 65536, got {dims.size} in {dims.min()} … {dims.max()}")
     keys = as_int("keys", keys, lo=2, hi=4096)
     draws = as_int("draws", draws, lo=2, hi=4096)
     check_elements("scaling_spread(draws × keys × max(dims))", (draws, keys, int(dims.max())))

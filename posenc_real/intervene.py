@@ -48,7 +48,7 @@ def token_losses(real: RealModel, ids: np.ndarray, positions: np.ndarray | None 
     import torch
 
     logits = forward(real, ids, positions).logits[0]  # (L, V)
-    targets = torch.as_tensor(np.asarray(ids, dtype=np.int64)[1:], device=logits.device)
+    targets = torch.tensor(np.asarray(ids, dtype=np.int64)[1:], device=logits.device)
     nll = torch.nn.functional.cross_entropy(logits[:-1].float(), targets, reduction="none")  # (L − 1,)
     return nll.double().cpu().numpy()
 
@@ -79,7 +79,7 @@ def rotary_with_inv_freq(real: RealModel, inv_freq: np.ndarray) -> Any:
 
     with MODEL_LOCK:  # the model's own module, never another session's swapped in
         rotary = copy.deepcopy(_rotary(real))
-    values = torch.as_tensor(np.asarray(inv_freq, dtype=np.float32), device=rotary.inv_freq.device)
+    values = torch.tensor(np.asarray(inv_freq, dtype=np.float32), device=rotary.inv_freq.device)
     if values.shape != rotary.inv_freq.shape:
         raise ValueError(f"inv_freq has shape {tuple(values.shape)}, the model's {tuple(rotary.inv_freq.shape)}")
     rotary.inv_freq.copy_(values)

@@ -73,6 +73,8 @@ def pair_wavelengths(inv_freq: object, *, pairs: int | None = None) -> np.ndarra
     Paper: Su et al. 2021, arXiv:2104.09864, eq. (15) for θ_i; p-RoPE as transformers' ``proportional`` rope_type.
     """
     inv_freq = as_array("inv_freq", inv_freq, ndim=1).astype(np.float64)
+    if np.any(inv_freq < 0):
+        raise PosEncError("inv_freq must be ≥ 0 radians per token (0 is a pair that does not turn)")
     pairs = inv_freq.shape[0] if pairs is None else as_int("pairs", pairs, lo=inv_freq.shape[0], hi=MAX_ROTARY_DIM // 2)
     out = np.full(pairs, np.nan)  # (pairs,)
     turning = inv_freq > 0

@@ -59,6 +59,7 @@ class Page:
         self._read: dict[str | None, set[str]] = {None: set()}  # section (None: outside all) → parameters it read
         self._finished = False  # the page was drawn to its end: a section drawn now is a section's rerun
         self._values: dict[str, Any] | None = None  # see values
+        self._instead: dict[str, Any] = {}  # see reads_instead
         self.single: str | None = None  # the one figure the frame drew (presenter mode, single-figure embed)
         self.url_extra: dict[str, str] = {}  # what the URL keeps besides the values: present=true, figure=<name>
         # Only this page's fallbacks are ever shown: drop other pages' (~1 MB a page per session at scale).
@@ -115,7 +116,15 @@ class Page:
             for param in self.view.params:
                 value = st.session_state[widget_key(self.view.page_id, param.name)]
                 self._values[param.name] = tuple(value) if isinstance(value, list) else value
+            self._values.update(self._instead)
         return dict(self._values)
+
+    def reads_instead(self, name: str, value: Any) -> None:
+        r"""From here on the figures and checks read ``value`` for parameter ``name``, while its widget, the link and
+        the session memory keep what the reader wrote (a pasted text the view refuses: the figures go on with the
+        last text it accepted)."""
+        self._instead[name] = value
+        self._values = None
 
     def set(self, name: str, value: Any) -> None:
         r"""Give parameter ``name`` a new value before its widget is drawn (not after: Streamlit forbids that)."""
@@ -368,6 +377,8 @@ class Page:
         and a missing value is seeded with its default again (:func:`~.widgets.seed`).
         """
         values = self._current()
+        for name in self._instead:  # what the reader wrote, not what the figures read instead
+            values[name] = st.session_state[widget_key(self.view.page_id, name)]
         changed = [p for p in self.view.params if values[p.name] != p.clamp(p.default_in(self.lang), values)]
         encoded = encode_all(changed, values)
         remember(self.view.page_id, encoded)

@@ -18,6 +18,7 @@ from posenc_core import PosEncError, parse_config_text
 from posenc_ui import catalog
 from posenc_ui.frame import notice
 from posenc_ui.lessons import VIEWS
+from posenc_ui.presets import ConfigTextParam
 
 HOSTILE = {
     "empty": "",
@@ -34,7 +35,8 @@ HOSTILE = {
 }
 VIEW_IDS = [view.page_id for view in VIEWS]
 BY_ID = {view.page_id: view for view in VIEWS}
-TEXT_PARAMS = [(view.page_id, p.name) for view in VIEWS for p in view.params if p.widget == "text_area"]
+# The config paste boxes (a passage box, which takes any prose, answers its own refusals: tests/real/test_page.py).
+TEXT_PARAMS = [(view.page_id, p.name) for view in VIEWS for p in view.params if isinstance(p, ConfigTextParam)]
 _baseline: dict[str, int] = {}
 
 

@@ -410,8 +410,18 @@ def _call_expecting_only_posenc_error(fn, args, kwargs):
             except pc.PosEncError as exc:
                 assert str(exc), "PosEncError must carry a message"
                 return
-    if not inspect.isclass(fn):
+    if fn is pc.pair_wavelengths:
+        _assert_gaps_only_where_no_pair_turns(result, *args, **kwargs)
+    elif not inspect.isclass(fn):
         _assert_no_nan(result)
+
+
+def _assert_gaps_only_where_no_pair_turns(result, inv_freq, pairs=None):
+    """pair_wavelengths documents NaN as a gap: a pair with θ = 0, or a slot past the head. Nowhere else."""
+    theta = np.asarray(inv_freq, dtype=np.float64)
+    expected = np.ones(result.shape[0], dtype=bool)  # slots past the head are gaps
+    expected[: theta.shape[0]] = theta == 0
+    assert np.array_equal(np.isnan(result), expected), "NaN where a pair turns, or a number where none does"
 
 
 def _assert_no_nan(result, where="result"):
@@ -492,6 +502,8 @@ FOUND_BY_FUZZ = {
     "t5_relative_bucket(float16)": (pc.t5_relative_bucket, (np.float16(0),), {}),
     "neighbour_distances(1e155)": (pc.neighbour_distances, (np.array([[1e155], [0.0]]),), {}),
     "rope_decay_bound(float16 inv_freq)": (pc.rope_decay_bound, (np.arange(3), np.float16([1.0, 0.5])), {}),
+    "pair_wavelengths(negative θ)": (pc.pair_wavelengths, (np.array([1.0, -0.5]),), {"pairs": 4}),
+    "scaling_spread(None)": (pc.scaling_spread, (None,), {}),
 }
 
 

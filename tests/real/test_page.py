@@ -84,8 +84,21 @@ def test_bad_text_is_refused_in_the_readers_language_and_the_last_figures_stay(r
     for text, said in cases.items():
         at.text_area(key="real.text").set_value(text).run()
         assert not at.exception, [e.value for e in at.exception]
+        said = f"{said} {t('real.reads_last', lang)}"  # the figures go on with the reader's last accepted text
         assert any(said in box.value for box in at.error), (text[:20], [e.value for e in at.error])
         assert [chart["figure"]["layout"]["title"]["text"] for chart in _charts(at)] == before  # the last good ones
+
+
+def test_a_link_with_a_text_too_long_opens_on_the_shipped_passage_and_says_so(real: RealModel) -> None:
+    long_text = "position " * 600
+    at = _open("en", long_text)
+    said = t("real.refuse_long", "en", tokens=f"{tokenize(real, long_text).size:,}", limit=512)
+    assert any(box.value.endswith(f"{said} {t('real.reads_default', 'en')}") for box in at.error)
+    tokens = tokenize(real, page_model.DEFAULT_TEXT).size
+    assert len(_charts(at)) == len(catalog.BY_ID["real"].view.figures)  # every section drawn, from the passage
+    assert any(t("real.tokens", "en", tokens=f"{tokens:,}", limit=512) == c.value for c in at.caption)
+    assert at.text_area(key="real.text").value == long_text  # the reader's text stays in the box and in the link
+    assert at.query_params["text"] == long_text
 
 
 def test_the_text_refusals_need_the_models_tokens(real: RealModel) -> None:

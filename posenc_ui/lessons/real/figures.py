@@ -59,6 +59,7 @@ def orders(losses: OrderLosses, *, lang: str) -> go.Figure:
     return figure(
         [bars],
         title=t("real.fig_orders", lang, tokens=losses.length),
+        x=t("real.axis_order", lang),
         y=t("real.axis_loss", lang),
         yaxis={"rangemode": "tozero"},
     )

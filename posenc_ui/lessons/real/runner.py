@@ -21,7 +21,10 @@ from posenc_core import PosEncError
 from ...frame import Page
 from ...refusals import refusal_text
 from ...turns import TURNS
+from ...frame.widgets import widget_key
 from . import model
+
+LAST_TEXT = "real.last_accepted_text"  # session state: the text the figures read when the box's text is refused
 
 
 def ready(page: Page) -> bool:
@@ -49,16 +52,22 @@ def ready(page: Page) -> bool:
     return True
 
 
-def text_status(page: Page) -> bool:
-    r"""Under the text box: how many tokens the model reads, or why the text is refused (the figures below then keep
-    the last text's). Returns whether the text is accepted."""
+def text_status(page: Page) -> None:
+    r"""Under the text box: how many tokens the model reads. A text the page refuses is answered by why, and the
+    figures below read instead the last text accepted in this session (the shipped passage at first): every section
+    stays drawn and live, and its words describe what it draws."""
+    key = widget_key(page.view.page_id, "text")
     try:
         ids = prepare(page, model.text_ids)
     except PosEncError as err:
-        st.error(refusal_text(err, page.lang), icon=":material/error:")
-        return False
+        last = st.session_state.get(LAST_TEXT)
+        reads = page.t("real.reads_last" if last is not None else "real.reads_default")
+        st.error(f"{refusal_text(err, page.lang)} {reads}", icon=":material/error:")
+        page.reads_instead("text", model.DEFAULT_TEXT if last is None else last)
+        ids = prepare(page, model.text_ids)
+    else:
+        st.session_state[LAST_TEXT] = st.session_state[key]
     st.caption(page.t("real.tokens", tokens=f"{ids.size:,}", limit=model.MAX_TOKENS))
-    return True
 
 
 def prepare(page: Page, recipe: Callable[..., Any]) -> Any:
