@@ -215,7 +215,9 @@ def scaling_spread(dims: Sequence[int], *, keys: int = 16, draws: int = 256, see
     """
     dims = as_array("dims", dims, ndim=1, integer=True)  # refuses None, a bare number, an empty list and fractions
     if dims.size > 64 or dims.min() < 1 or dims.max() > 65536:
-        raise PosEncError(f"dims must be 1 … 64 head sizes in 1 … 65536, got {dims.size} in {dims.min()} … {dims.max()}")
+        raise PosEncError(
+            f"dims must be 1 … 64 head sizes in 1 … 65536, got {dims.size} in {dims.min()} … {dims.max()}"
+        )
     keys = as_int("keys", keys, lo=2, hi=4096)
     draws = as_int("draws", draws, lo=2, hi=4096)
     check_elements("scaling_spread(draws × keys × max(dims))", (draws, keys, int(dims.max())))

@@ -19,9 +19,9 @@ import streamlit as st
 from posenc_core import PosEncError
 
 from ...frame import Page
+from ...frame.widgets import widget_key
 from ...refusals import refusal_text
 from ...turns import TURNS
-from ...frame.widgets import widget_key
 from . import model
 
 LAST_TEXT = "real.last_accepted_text"  # session state: the text the figures read when the box's text is refused
