@@ -126,8 +126,9 @@ def test_a_pasted_model_without_rope_says_how_it_places_position_and_links_its_p
     assert f'href="{page}?lang={lang}"' in bar.name  # the page that teaches it
     title = t("extension.fig_layers", lang, model=t("extension.pasted_model", lang), layers=count, rotating=0)
     assert fig.layout.title.text.replace("<br>", "").replace(" ", "") == title.replace(" ", "")  # 0 layers with RoPE
-    with pytest.raises((PageRefusal, PosEncError)):  # the frequencies of a pasted config without RoPE: refused
+    with pytest.raises(PageRefusal) as refused:  # its frequencies: refused as a model without RoPE, whatever it lacks
         VIEW.figures["pasted"](values(config=json.dumps(config)), lang)
+    assert refused.value.key == "extension.no_layer_rotates"
 
 
 #: google/recurrentgemma-2b's config.json (gated; its fields as published), with transformers' block_types, which the

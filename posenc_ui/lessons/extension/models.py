@@ -23,7 +23,7 @@ from posenc_core import (
 )
 
 from ...i18n import t
-from ...lesson import Values, reads, uses
+from ...lesson import PageRefusal, Values, reads, uses
 from ...memo import memo
 from ...presets import TRANSFORMERS_DEFAULTS, load_presets, scaling_of, training_length, without_scaling
 from . import figures as figs
@@ -72,12 +72,15 @@ def models_figure(v: Values, lang: str) -> go.Figure:
 @memo
 def _pasted(text: str, layer: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
     whole = parse_config_text(text)
+    layers = pasted_layers(text)
+    if not any(layer.rotates for layer in layers):  # T5, GPT-2, BLOOM: said as what they are, not as a missing field
+        raise PageRefusal("extension.no_layer_rotates")
     length = training_length(whole)
     if not isinstance(length, int | float) or isinstance(length, bool):
         raise PosEncError(
             "config needs max_position_embeddings (or original_max_position_embeddings)", code="no_training_length"
         )
-    config = layer_config(whole, pasted_layers(text), layer)  # the layers of kind `layer` only
+    config = layer_config(whole, layers, layer)  # the layers of kind `layer` only
     longest = config.get("max_position_embeddings", length)
     after = rope_frequencies_from_config(config, seq_len=longest if isinstance(longest, int) else None)
     before = rope_frequencies_from_config(without_scaling(config)).inv_freq
