@@ -89,6 +89,14 @@ RESULTS = pool(RESULTS_BYTES, largest=RESULTS_BYTES // 16)
 SCRATCH = pool(SCRATCH_BYTES)
 
 
+#: What the real model computed for a text (:mod:`posenc_ui.lessons.real`): about 1 MB a text, each the work of
+#: seconds to minutes of forwards (two minutes for the shipped passage on two cores). In :data:`RESULTS` (160 MB for
+#: every page) the other pages' results would push them out, and the next visit would run every forward again; in a
+#: pool of their own only other texts of the same page can.
+MODEL_BYTES = 32 * 2**20
+MODEL = pool(MODEL_BYTES, largest=MODEL_BYTES // 4)
+
+
 #: What a page shows that reads no parameter (a fixed demonstration: a probe over twelve random blocks, every preset's
 #: wavelengths): one result per recipe and language, the same for every reader, kept for the process's life. A few
 #: dozen small results (34, 0.2 MB in all), several of them seconds to compute: in :data:`RESULTS`, a class's traffic

@@ -129,3 +129,39 @@ def test_a_recipe_that_reads_no_parameter_is_kept_when_the_pools_are_flushed() -
     SCRATCH.clear()
     assert fixed({"n": 2}, "en") == "fixed en" and moving({"n": 1}, "en") == "en"
     assert calls == ["en", "1 en", "1 en"]  # the fixed one computed once, the other again after the flush
+
+
+def test_what_the_real_model_computed_lives_in_its_own_pool() -> None:
+    r"""Each memoized computation of the real-model page (minutes of forwards for a text, ~1 MB) is kept in
+    :data:`posenc_ui.memo.MODEL`, which no other page's results share: filling :data:`RESULTS` cannot push it out.
+    Checked on every module of the page's lesson folder (no model is loaded: the wrappers are only inspected)."""
+    import importlib
+    import pkgutil
+
+    from posenc_ui import memo as memo_module
+    from posenc_ui.lessons import real
+
+    found = []
+    for info in pkgutil.iter_modules(real.__path__):
+        module = importlib.import_module(f"{real.__name__}.{info.name}")
+        for name, fn in vars(module).items():
+            pool = getattr(fn, "cache", None)
+            if callable(fn) and getattr(fn, "__module__", None) == module.__name__ and pool is not None:
+                found.append(name)
+                assert pool is memo_module.MODEL, f"{module.__name__}.{name} is kept in another pool"
+    assert len(found) >= 10, found  # the page's computations, found (not an empty sweep)
+    calls: list[str] = []
+
+    def forwards(text: str) -> np.ndarray:
+        calls.append(text)
+        return np.zeros(1000)
+
+    probe = memo_module.memo(forwards, budget=memo_module.MODEL)
+    probe("kept")
+    try:
+        for i in range(400):  # ~200 MB of other pages' results: more than RESULTS holds
+            memo_module.RESULTS[("flood", i)] = np.zeros(2**16)
+        probe("kept")
+    finally:
+        memo_module.RESULTS.clear()
+    assert calls == ["kept"]  # computed once: the flood did not reach it

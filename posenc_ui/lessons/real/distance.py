@@ -27,7 +27,7 @@ from posenc_real.attention import (
 
 from ...i18n import t
 from ...lesson import Check, PageRefusal, Values, reads, uses
-from ...memo import RESULTS, memo
+from ...memo import MODEL, memo
 from . import figures_attention as figs
 from .model import passage_ids, shared_model
 
@@ -37,13 +37,13 @@ SUM_TOLERANCE = 1e-4
 PARAMS = ()
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def profile(text: str) -> AttentionByDistance:
     r"""Every head's attention by distance on ``text`` (one forward with attentions; shared with section 3)."""
     return attention_by_distance(shared_model(), passage_ids(text))
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def _classes(text: str) -> np.ndarray:
     return classify_heads(profile(text))
 

@@ -23,7 +23,7 @@ from posenc_real.frequencies import (
 
 from ...i18n import t
 from ...lesson import Check, Values, reads, uses
-from ...memo import RESULTS, memo
+from ...memo import MODEL, memo
 from ...state import ChoiceParam
 from . import figures_frequencies as figs
 from .model import passage_ids, shared_model
@@ -34,12 +34,12 @@ PARAMS = (
 )
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def _norms(text: str) -> PairNorms:
     return pair_norms(shared_model(), passage_ids(text))
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def _stopped(text: str) -> StoppedLosses:
     return stopped_rotation_losses(shared_model(), passage_ids(text))
 

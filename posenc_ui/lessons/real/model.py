@@ -23,7 +23,7 @@ import numpy as np
 from posenc_real import FETCH_COMMAND, SMOLLM2, ModelUnavailable, RealModel, load_model, tokenize
 
 from ...lesson import PageRefusal, Values, reads
-from ...memo import RESULTS, memo
+from ...memo import MODEL, memo
 from ...refusals import code_span
 from ...state import Param
 
@@ -102,7 +102,7 @@ def unavailable(err: ModelUnavailable) -> PageRefusal:
     )
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def passage_ids(text: str) -> np.ndarray:
     r"""``text`` as the model's tokens, (L,) int64; refused (in the reader's words) when empty, shorter than
     :data:`MIN_TOKENS` or longer than :data:`MAX_TOKENS` tokens. Read-only: shared by every session."""

@@ -22,7 +22,7 @@ from posenc_real.relativity import (
 
 from ...i18n import t
 from ...lesson import Check, Values, reads, uses
-from ...memo import RESULTS, memo
+from ...memo import MODEL, memo
 from ...state import IntParam
 from . import figures as figs
 from .model import passage_ids, shared_model
@@ -37,17 +37,17 @@ PARAMS = (
 )
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def _curve(text: str) -> ShiftCurve:
     return shifted_logit_change(shared_model(), passage_ids(text), SHIFT_GRID)
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def _change(text: str, delta: int) -> float:
     return shift_change(shared_model(), passage_ids(text), delta)
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def _orders(text: str, seed: int) -> OrderLosses:
     return order_losses(shared_model(), passage_ids(text), seed=seed)
 

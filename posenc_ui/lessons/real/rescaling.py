@@ -25,7 +25,7 @@ from posenc_real.rescale import (
 
 from ...i18n import t
 from ...lesson import Check, Values, reads, uses
-from ...memo import RESULTS, memo
+from ...memo import MODEL, memo
 from ...state import ChoiceParam
 from . import figures_frequencies as figs
 from .model import passage_ids, shared_model
@@ -39,17 +39,17 @@ NAMED_LAYERS = 3
 CORE_TOLERANCE = 1e-6
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def _table(text: str) -> RescaleTable:
     return rescaling_losses(shared_model(), passage_ids(text))
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def _layers(text: str) -> LayerScan:
     return nope_layer_losses(shared_model(), passage_ids(text))
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def core_gap(length: int) -> tuple[float, float]:
     r"""The largest relative gap between transformers' θ_i and the core's, and between their attention factors, over
     every method and factor at a text of ``length`` tokens (no forward: the rotary embeddings are only built)."""

@@ -18,7 +18,7 @@ from posenc_real.streaming import WINDOW_CHOICES, StreamingLoss, streaming_loss
 
 from ...i18n import t
 from ...lesson import Check, Values, reads, uses
-from ...memo import RESULTS, memo
+from ...memo import MODEL, memo
 from ...state import ChoiceParam
 from . import figures_attention as figs
 from .distance import profile
@@ -35,12 +35,12 @@ WHOLE_TOLERANCE = 1e-3
 PARAMS = (ChoiceParam("window", 32, options=WINDOW_CHOICES),)
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def _stream(text: str, window: int, sinks: int) -> StreamingLoss:
     return streaming_loss(shared_model(), passage_ids(text), sink_tokens=sinks, window=window)
 
 
-@memo(budget=RESULTS)
+@memo(budget=MODEL)
 def _full(text: str) -> StreamingLoss:
     r"""The whole text in view: a cache as long as the text is one plain forward."""
     ids = passage_ids(text)
