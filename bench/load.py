@@ -108,8 +108,11 @@ def own_cpu() -> float:
 
 
 def built_paths() -> list[str]:
-    r"""URL paths of every built page, in reading order (from the catalogue, never a fixed list)."""
-    return [page.url_path for page in catalog.PAGES]
+    r"""URL paths of every built page that a class's goals are stated for, in reading order (from the catalogue,
+    never a fixed list). A page that runs the real model is left out: its first visit in a server process loads the
+    model and runs minutes of forwards, which no warm-up does for it; it is measured on its own, warm and cold, with
+    ``--pages`` (docs/benchmarks.md)."""
+    return [page.url_path for page in catalog.PAGES if not page.runs_model]
 
 
 @dataclass

@@ -1,7 +1,7 @@
 r"""Page 11 — position inside a real language model: SmolLM2-135M-Instruct run live on the reader's text."""
 
 from posenc_ui.frame import start
-from posenc_ui.lessons.real import distance, frequencies, rescaling, runner, sinks
+from posenc_ui.lessons.real import beyond, distance, frequencies, rescaling, runner, sinks
 from posenc_ui.lessons.real.relativity import shift_words, warm
 from posenc_ui.lessons.real.view import VIEW
 
@@ -80,6 +80,14 @@ with start(VIEW) as page:
             page.figure("nope_layers")
             page.check("nope_layers")
             page.text("rescale.layers")
+
+        @page.section("h_beyond")
+        def past_the_training_length() -> None:
+            page.text("beyond.intro", **beyond.shown(page.lang))
+            page.figure("beyond")
+            page.check("beyond")
+            page.text("beyond.words", **beyond.measured(page.lang))
+            page.text("beyond.shown", **beyond.shown(page.lang))
 
     page.explain()
     page.text("sources")

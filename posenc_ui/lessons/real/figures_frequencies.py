@@ -1,7 +1,7 @@
-r"""Figures of the real-model page's sections 4 and 5: the size of each RoPE pair's query and key parts by layer,
-the loss with the slowest or fastest pairs stopped, the loss under each rescaling, and the loss with one layer made
-NoPE. Pure builders: arrays in, ``go.Figure`` out (the measurements are :mod:`posenc_real.frequencies` and
-:mod:`posenc_real.rescale`)."""
+r"""Figures of the real-model page's sections 4 to 6: the size of each RoPE pair's query and key parts by layer,
+the loss with the slowest or fastest pairs stopped, the loss under each rescaling, the loss with one layer made
+NoPE, and the loss by position past the training length. Pure builders: arrays in, ``go.Figure`` out (the
+measurements are :mod:`posenc_real.frequencies`, :mod:`posenc_real.rescale` and :mod:`posenc_real.beyond`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from posenc_real.beyond import BeyondRun
+
 from ...figures.heatmap import heatmap_trace
 from ...figures.style import (
+    BAND_ALPHA,
     BLUE,
     GREEN,
     GREY,
@@ -22,6 +25,8 @@ from ...figures.style import (
     legend_below,
     line_trace,
     reference_line,
+    translucent,
+    vertical_line,
 )
 from ...i18n import t
 
@@ -136,4 +141,57 @@ def nope_layers(change: np.ndarray, *, highlight: Sequence[int], title: str, lan
         x=t("real.freq.axis_layer", lang),
         y=t("real.axis_loss_change", lang),
         height=400,
+    )
+
+
+def beyond(
+    run: BeyondRun,
+    *,
+    names: Mapping[str, str],
+    colours: Mapping[str, str],
+    hidden: Sequence[str] = (),
+    title: str,
+    lang: str,
+) -> go.Figure:
+    r"""Each rescaling's loss less the model's as trained, bin by bin, inside and past the training length: per
+    method a line (the mean over the run's windows of the text) over a band from the lower to the higher window; 0 is
+    the model as trained, the training length a dotted vertical line. ``hidden`` methods are listed in the legend
+    only (PI, a nat above the others, would flatten them), drawn when clicked."""
+    x = run.bin_start + run.bin_width / 2  # (bins,) each bin drawn at its middle
+    hover = f"{t('real.beyond.axis_position', lang)} %{{x:,.0f}}<br>Δ = %{{y:+.3f}}"
+    traces = []
+    for method, name in names.items():
+        windows = run.gap(method)  # (windows, bins)
+        group = []
+        if windows.shape[0] > 1:
+            group.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "x": np.concatenate([x, x[::-1]]),
+                    "y": np.concatenate([windows.max(axis=0), windows.min(axis=0)[::-1]]),
+                    "fill": "toself",
+                    "fillcolor": translucent(colours[method], BAND_ALPHA),
+                    "line": {"width": 0},
+                    "hoverinfo": "skip",
+                    "showlegend": False,
+                    "legendgroup": name,
+                    "name": name,
+                }
+            )
+        group.append(line_trace(x, windows.mean(axis=0), name, colours[method], hover) | {"legendgroup": name})
+        traces += [trace | {"visible": "legendonly"} for trace in group] if method in hidden else group
+    vertical = vertical_line(
+        run.training_length, t("real.beyond.trained", lang, length=f"{run.training_length:,}"), log_axis=False
+    )
+    level = reference_line(0.0, t("real.as_trained", lang), left=True)
+    return figure(
+        traces,
+        title=title,
+        x=t("real.beyond.axis_position", lang),
+        y=t("real.axis_loss_change", lang),
+        shapes=level["shapes"] + vertical["shapes"],
+        annotations=level["annotations"] + vertical["annotations"],
+        legend=legend_below(),
+        height=440,
     )

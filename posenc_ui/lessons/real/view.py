@@ -15,10 +15,10 @@ from __future__ import annotations
 from posenc_real import forward, load_model
 
 from ...lesson import Explain, PageEntry, View
-from . import distance, frequencies, relativity, rescaling, sinks
+from . import beyond, distance, frequencies, relativity, rescaling, sinks
 from .model import DEFAULT_TEXT, PassageParam
 
-SECTIONS = (relativity, distance, sinks, frequencies, rescaling)
+SECTIONS = (relativity, distance, sinks, frequencies, rescaling, beyond)
 PARAMS = (PassageParam("text", DEFAULT_TEXT), *(param for section in SECTIONS for param in section.PARAMS))
 
 VIEW = View(
@@ -43,6 +43,9 @@ VIEW = View(
             r"\text{stopped: } \theta_i \to 0 \ \Rightarrow\ \cos = 1,\ \sin = 0 \text{ for pair } i",
             r"\text{base}\times k:\ \theta_i = (k b)^{-2i/d};\quad \text{PI}:\ \theta_i/k;\quad "
             r"\text{YaRN}:\ \theta_i\big(1-\gamma_i + \gamma_i/k\big),\ \cos,\sin \times (0.1\ln k + 1)",
+            r"d_b = \mathcal{L}_b^{\text{rescaled}} - \mathcal{L}_b^{\text{as trained}}, \quad "
+            r"\text{shift} = \bar d_{\,b<L} - \bar d_{\,b \ge L} \ \text{ against } \ "
+            r"2\, s_{b<L} \sqrt{1/n_{<L} + 1/n_{\ge L}}",
         ),
         sources=(load_model, forward, *(fn for section in SECTIONS for fn in section.SOURCES)),
         paper="Su et al. 2021 (RoPE), arXiv:2104.09864, §3.4; Allal et al. 2025 (SmolLM2), arXiv:2502.02737; "
