@@ -69,17 +69,27 @@ def models_figure(v: Values, lang: str) -> go.Figure:
     return figs.model_wavelengths(curves, lengths, left_out=left_out, shown=shown, lang=lang)
 
 
+def _without_rope(text: str) -> bool:
+    r"""Whether the core reads every layer of a pasted config, and none of them rotates."""
+    try:
+        return not any(layer.rotates for layer in pasted_layers(text))
+    except PosEncError:
+        return False
+
+
 @memo
 def _pasted(text: str, layer: str) -> tuple[np.ndarray, np.ndarray, float, int, str, float]:
     whole = parse_config_text(text)
-    layers = pasted_layers(text)
-    if not any(layer.rotates for layer in layers):  # T5, GPT-2, BLOOM: said as what they are, not as a missing field
-        raise PageRefusal("extension.no_layer_rotates")
     length = training_length(whole)
     if not isinstance(length, int | float) or isinstance(length, bool):
+        if _without_rope(text):  # T5, BLOOM: said as what they are, not as a missing field
+            raise PageRefusal("extension.no_layer_rotates")
         raise PosEncError(
             "config needs max_position_embeddings (or original_max_position_embeddings)", code="no_training_length"
         )
+    layers = pasted_layers(text)
+    if not any(layer.rotates for layer in layers):  # GPT-2: it has a training length, and no RoPE
+        raise PageRefusal("extension.no_layer_rotates")
     config = layer_config(whole, layers, layer)  # the layers of kind `layer` only
     longest = config.get("max_position_embeddings", length)
     after = rope_frequencies_from_config(config, seq_len=longest if isinstance(longest, int) else None)
