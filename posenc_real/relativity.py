@@ -17,6 +17,7 @@ is transformers' own (``labels=`` the input ids: the mean next-token negative lo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +29,7 @@ __all__ = [
     "OrderLosses",
     "ShiftCurve",
     "angle_rounding",
+    "base_logits",
     "order_losses",
     "order_positions",
     "shift_change",
@@ -52,15 +54,24 @@ class ShiftCurve:
     length: int  # tokens
 
 
-def shift_change(real: RealModel, ids: np.ndarray, delta: int) -> float:
-    r"""max |logits at positions 0 + Δ … L − 1 + Δ − logits at 0 … L − 1|, from two of transformers' forwards."""
-    return float(shifted_logit_change(real, ids, (delta,)).max_change[0])
+def base_logits(real: RealModel, ids: np.ndarray) -> Any:
+    r"""The (L, V) logits at positions 0 … L − 1 (a torch tensor): what every shift is compared with."""
+    return forward(real, ids).logits[0]
+
+
+def shift_change(real: RealModel, ids: np.ndarray, delta: int, *, base: Any = None) -> float:
+    r"""max |logits at positions 0 + Δ … L − 1 + Δ − logits at 0 … L − 1|, from two of transformers' forwards, or
+    one when ``base`` (:func:`base_logits` of the same ids) is given."""
+    base = base_logits(real, ids) if base is None else base
+    length = int(np.asarray(ids).size)
+    shifted = forward(real, ids, np.arange(length) + int(delta)).logits[0]  # (L, V)
+    return float((shifted - base).abs().max())
 
 
 def shifted_logit_change(real: RealModel, ids: np.ndarray, deltas: tuple[int, ...] = SHIFT_GRID) -> ShiftCurve:
     r"""The logits' largest change when every position is shifted by each Δ in ``deltas`` (one forward per Δ)."""
     length = int(np.asarray(ids).size)
-    base = forward(real, ids).logits[0]  # (L, V)
+    base = base_logits(real, ids)  # (L, V)
     changes = []
     for delta in deltas:
         shifted = forward(real, ids, np.arange(length) + int(delta)).logits[0]  # (L, V)

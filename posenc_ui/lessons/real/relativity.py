@@ -7,6 +7,9 @@ keeps them in the app's memory per (text, settings) and hands them to the builde
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -15,6 +18,7 @@ from posenc_real.relativity import (
     OrderLosses,
     ShiftCurve,
     angle_rounding,
+    base_logits,
     order_losses,
     shift_change,
     shifted_logit_change,
@@ -42,9 +46,16 @@ def _curve(text: str) -> ShiftCurve:
     return shifted_logit_change(shared_model(), passage_ids(text), SHIFT_GRID)
 
 
+@functools.lru_cache(maxsize=1)
+def _base(text: str) -> Any:
+    r"""The unshifted logits of the last text asked for (50–100 MB at 256–512 tokens: past what the memory pools keep
+    of one result), so that a move of Δ costs one forward, not two."""
+    return base_logits(shared_model(), passage_ids(text))
+
+
 @memo(budget=MODEL)
 def _change(text: str, delta: int) -> float:
-    return shift_change(shared_model(), passage_ids(text), delta)
+    return shift_change(shared_model(), passage_ids(text), delta, base=_base(text))
 
 
 @memo(budget=MODEL)
