@@ -65,8 +65,9 @@ def text_status(page: Page) -> None:
         st.error(f"{refusal_text(err, page.lang)} {reads}", icon=":material/error:")
         page.reads_instead("text", model.DEFAULT_TEXT if last is None else last)
         ids = prepare(page, model.text_ids)
-    else:
-        st.session_state[LAST_TEXT] = st.session_state[key]
+        st.caption(page.t("real.tokens_instead", tokens=f"{ids.size:,}"))
+        return
+    st.session_state[LAST_TEXT] = st.session_state[key]
     st.caption(page.t("real.tokens", tokens=f"{ids.size:,}", limit=model.MAX_TOKENS))
 
 
