@@ -3,7 +3,7 @@ positions it was trained at, as trained and under each rescaling of section 5, n
 
 A forward of ten thousand tokens takes the CPU minutes, so the section draws a committed run
 (:data:`posenc_real.beyond.COMMITTED`, made by ``python -m posenc_real beyond``, its command stored inside, as the
-lab's runs are); on a GPU the same command takes seconds. The run reads two windows of one long text, far apart: the
+lab's runs are); a GPU runs the same command far faster. The run reads two windows of one long text, far apart: the
 band around each line spans them. Nothing here depends on the reader's text or runs the model.
 """
 
