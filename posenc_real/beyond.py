@@ -11,8 +11,9 @@ the attention runs through PyTorch's scaled-dot-product kernel (``sdpa``: no L �
 run and back to eager after it.
 
 What it costs: a forward's attention is ~4·L²·(9·64) multiply-adds per layer, 7.4·10¹³ for 30 layers at L = 32,768;
-at the ~50 GFLOP/s two shared CPU cores give, ~25 min a forward, ~2 h for the five methods. On one GPU it is
-seconds. Run it where there is one (``--device cuda``).
+at the ~50 GFLOP/s two shared CPU cores give, ~25 min a forward, ~2 h for the five methods (estimated). Measured on
+the 2-core machine, shared meanwhile: two windows of 10,240 tokens, all five methods, 1,708 s. A GPU is far faster
+(not measured here): run it where there is one (``--device cuda``).
 """
 
 from __future__ import annotations
