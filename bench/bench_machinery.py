@@ -1,9 +1,9 @@
 r"""Two of the app's three pieces of custom machinery against what the libraries offer, side by side in one run.
 
-    python bench/bench_machinery.py [--repeat 20] [--with-model]
+    python bench/bench_machinery.py [--repeat 20]
 
-1. **Sending a figure.** Every figure of every page at its defaults (``--with-model`` adds the real-model page, whose
-   figures first need the model loaded and minutes of its forwards), as the app's chart sends it
+1. **Sending a figure.** Every figure of every page at its defaults (the real-model page's from its shipped results,
+   without the model), as the app's chart sends it
    (:func:`posenc_ui.frame.chart.payload`), built two ways from the same trace dicts:
    plotly's public path (``go.Figure(spec)``, which validates every property) and :class:`BuiltFigure` (which encodes
    the dict once and keeps the JSON it sends; ``tests/app/test_figures.py`` pins that both send the same JSON).
@@ -38,7 +38,7 @@ import plotly.graph_objects as go  # noqa: E402
 from posenc_ui.figures.built import BuiltFigure, unwire  # noqa: E402
 from posenc_ui.frame.chart import payload  # noqa: E402
 from posenc_ui.frame.page import PLOTLY_CONFIG  # noqa: E402
-from posenc_ui.lessons import PAGES, VIEWS  # noqa: E402
+from posenc_ui.lessons import VIEWS  # noqa: E402
 from posenc_ui.memo import memo, pool  # noqa: E402
 from posenc_ui.state import defaults  # noqa: E402
 
@@ -57,14 +57,10 @@ def send(fig: go.Figure) -> bytes:
     return payload(fig, PLOTLY_CONFIG)
 
 
-def page_specs(*, with_model: bool = False) -> dict[str, list[dict]]:
-    r"""Page id → the plain trace-and-layout dicts of its figures at the defaults (arrays as numpy arrays); the pages
-    that run the real model only ``with_model``."""
+def page_specs() -> dict[str, list[dict]]:
+    r"""Page id → the plain trace-and-layout dicts of its figures at the defaults (arrays as numpy arrays)."""
     specs: dict[str, list[dict]] = {}
-    runs_model = {page.id for page in PAGES if page.runs_model}
     for view in VIEWS:
-        if view.page_id in runs_model and not with_model:
-            continue
         values = defaults(view.params)
         for build in view.figures.values():
             try:
@@ -89,12 +85,12 @@ def figure_costs(specs: list[dict], repeat: int) -> np.ndarray:
     )
 
 
-def bench_figures(repeat: int, *, with_model: bool = False) -> None:
+def bench_figures(repeat: int) -> None:
     print("1. sending a page's figures (ms, median)")
     heads = ("go miss", "built miss", "ratio", "go hit", "built hit", "ratio")
     print(f"{'page':<12}{'figs':>5}" + "".join(f"{h:>11}" for h in heads))
     totals = np.zeros(4)
-    for page, specs in page_specs(with_model=with_model).items():
+    for page, specs in page_specs().items():
         row = figure_costs(specs, repeat)
         totals += row
         print(f"{page:<12}{len(specs):>5}" + _cells(row))
@@ -135,11 +131,8 @@ def bench_caches(repeat: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument(
-        "--with-model", action="store_true", help="also the real-model page (loads the model; minutes of forwards)"
-    )
     args = parser.parse_args()
-    bench_figures(args.repeat, with_model=args.with_model)
+    bench_figures(args.repeat)
     bench_caches(args.repeat)
 
 

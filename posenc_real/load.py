@@ -14,8 +14,12 @@ imported inside the functions, so importing this module stays cheap.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
+import json
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -115,12 +119,24 @@ def load_model(
 
 
 def _from_pretrained(transformers: Any, torch: Any, name: str | None, path: Path | None) -> tuple[Any, Any]:
-    r"""transformers' own loaders; their tqdm bars (the GGUF reader's draws on stderr whatever transformers' own
-    setting says) are kept out of the server's log and shown only when loading fails."""
+    r"""transformers' own loaders: a Hub checkpoint by name, or the GGUF file through transformers' GGUF reader, read
+    from its dequantized copy when this machine has one (:func:`dequantized_copy`); their tqdm bars (the GGUF
+    reader's draws on stderr whatever transformers' own setting says) are kept out of the server's log and shown only
+    when loading fails."""
     if name:
         where, extra = name, {}
     else:
+        copy = dequantized_copy(path)
+        if copy is not None:
+            return _load(transformers, torch, str(copy), {})
         where, extra = str(path.parent), {"gguf_file": path.name}
+    model, tokenizer = _load(transformers, torch, where, extra)
+    if not name:
+        _write_dequantized(model, tokenizer, path)
+    return model, tokenizer
+
+
+def _load(transformers: Any, torch: Any, where: str, extra: dict[str, str]) -> tuple[Any, Any]:
     captured = io.StringIO()
     try:
         with contextlib.redirect_stderr(captured):
@@ -136,6 +152,77 @@ def _from_pretrained(transformers: Any, torch: Any, name: str | None, path: Path
             f"transformers could not load {where}: {err} {tail}", code="load_failed", detail=str(err)
         ) from err
     return model, tokenizer
+
+
+# --- the GGUF reader's output, kept ----------------------------------------------------------------------------
+#
+# transformers' GGUF reader spends ~25 s of a ~30 s load parsing the file's metadata three times (tokenizer, config,
+# weights) and mapping its tensor names; dequantizing is ~2 s. What it produces is a plain float32 Llama model, so
+# the first load on a machine saves it (config, tokenizer, weights as safetensors: ~520 MB) beside the GGUF, and
+# later loads read that copy with transformers' own ``from_pretrained`` in about a second. The copy is used only when
+# its record names this GGUF (sha256) and this transformers release, and its weights' sha256 matches the record;
+# otherwise the GGUF is read again and the copy rewritten. ``tests/real/test_load.py`` checks that both loads give
+# the same weights, tokens and logits, bit for bit.
+
+#: The record written beside the copy: what it was made from, and its weights' sha256.
+RECORD = "posenc-dequantized.json"
+
+
+def dequantized_dir(path: Path) -> Path:
+    r"""Where the dequantized copy of the GGUF file ``path`` is kept: a folder beside it."""
+    return path.with_name(f"{path.stem}.float32")
+
+
+def _expected_record(path: Path) -> dict[str, str]:
+    from importlib import metadata
+
+    return {"gguf": path.name, "gguf_sha256": SMOLLM2.member_sha256, "transformers": metadata.version("transformers")}
+
+
+def dequantized_copy(path: Path) -> Path | None:
+    r"""The folder holding the dequantized copy of ``path``, when it is intact and made by this transformers release
+    from this GGUF; ``None`` otherwise (the next load reads the GGUF and writes the copy again)."""
+    from .fetch import sha256_of
+
+    folder = dequantized_dir(path)
+    try:
+        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+        weights = folder / "model.safetensors"
+        intact = record.get("made_from") == _expected_record(path) and sha256_of(weights) == record.get("sha256")
+    except (OSError, ValueError):
+        return None
+    return folder if intact else None
+
+
+def _write_dequantized(model: Any, tokenizer: Any, path: Path) -> None:
+    r"""Save what the GGUF reader produced beside ``path`` (best effort: a cache that cannot be written only costs the
+    next load its ~25 s). Written to a temporary folder and renamed into place, under the fetch's file lock."""
+    from filelock import FileLock
+    from safetensors.torch import save_model
+
+    from .fetch import sha256_of
+
+    folder = dequantized_dir(path)
+    try:
+        with (
+            FileLock(path.with_name(f".{path.name}.lock")),
+            tempfile.TemporaryDirectory(dir=path.parent, prefix=".dequantize-") as scratch,
+        ):
+            staging = Path(scratch) / folder.name
+            staging.mkdir()
+            config = copy.deepcopy(model.config)
+            if hasattr(config, "quantization_config"):  # the weights are float32 now: nothing to dequantize
+                del config.quantization_config
+            config.save_pretrained(staging)
+            tokenizer.save_pretrained(staging)
+            save_model(model, str(staging / "model.safetensors"))  # tied embedding and output saved once
+            record = {"made_from": _expected_record(path), "sha256": sha256_of(staging / "model.safetensors")}
+            (staging / RECORD).write_text(json.dumps(record, indent=2), encoding="utf-8")
+            if folder.exists():
+                shutil.rmtree(folder)
+            os.replace(staging, folder)
+    except OSError:
+        return
 
 
 def tokenize(real: RealModel, text: str) -> np.ndarray:

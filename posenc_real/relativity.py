@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 #: The shifts the curve is measured at: from one token to far past the model's 8,192 training positions.
-SHIFT_GRID = (1, 10, 100, 1_000, 4_096, 8_192, 16_384, 32_768, 65_536, 100_000)
+SHIFT_GRID = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 4_096, 8_192, 16_384, 32_768, 65_536, 100_000)
 
 #: The position orders compared by :func:`order_losses`: the text's own, reversed, and a seeded shuffle.
 ORDERS = ("in_order", "reversed", "shuffled")
@@ -115,11 +115,12 @@ class OrderLosses:
     seed: int
 
 
-def order_losses(real: RealModel, ids: np.ndarray, *, seed: int = 0) -> OrderLosses:
+def order_losses(real: RealModel, ids: np.ndarray, *, seed: int = 0, orders: tuple[str, ...] = ORDERS) -> OrderLosses:
     r"""transformers' own loss (``labels`` = the ids: mean −log p(token t+1 | tokens ≤ t) over t, nats) with the
-    positions in order, reversed and shuffled; the tokens and the causal mask are the same in all three."""
+    positions in each of ``orders`` (default: in order, reversed and shuffled; one forward each); the tokens and the
+    causal mask are the same in all."""
     length = int(np.asarray(ids).size)
     losses = [
-        float(forward(real, ids, order_positions(length, order, seed=seed), labels=True).loss) for order in ORDERS
+        float(forward(real, ids, order_positions(length, order, seed=seed), labels=True).loss) for order in orders
     ]
-    return OrderLosses(orders=ORDERS, loss=np.asarray(losses, dtype=np.float64), length=length, seed=seed)
+    return OrderLosses(orders=tuple(orders), loss=np.asarray(losses, dtype=np.float64), length=length, seed=seed)

@@ -147,9 +147,10 @@ class PageEntry:
     script: str
     view: View
     preview: str
-    #: Its figures run a real model (torch and transformers, imported when they are first drawn; a first load takes
-    #: seconds to minutes): the real-model page. Tests give such a page's runs the time a load takes, and leave it out
-    #: of the pages that must never import torch.
+    #: Its figures may run a real model (torch and transformers, imported when a reader's own text first needs it; a
+    #: first load takes seconds to a minute): the real-model page, whose shipped passage is answered from shipped
+    #: results without the model. Tests give such a page's runs the time a load takes; a class's backend does not warm
+    #: it (where the shipped results are not this installation's, warming would load the model).
     runs_model: bool = False
 
     @property

@@ -57,3 +57,52 @@ def test_forward_returns_logits_and_one_attention_map_per_layer(real: RealModel)
     # positions passed explicitly as 0 … L − 1 are the default
     again = forward(real, ids, np.arange(ids.size))
     assert torch.equal(out.logits, again.logits)
+
+
+def test_the_dequantized_copy_is_the_gguf_readers_output_bit_for_bit(real: RealModel, model_file: Path) -> None:
+    import transformers
+
+    from posenc_real.load import _load, dequantized_copy
+    from posenc_ui.lessons.real.shipped import DEFAULT_TEXT
+
+    folder = dequantized_copy(model_file)
+    assert folder is not None  # the session's load read it, or wrote it after reading the GGUF
+    read, read_tokenizer = _load(transformers, torch, str(model_file.parent), {"gguf_file": model_file.name})
+    kept, kept_tokenizer = _load(transformers, torch, str(folder), {})
+    ours, theirs = kept.state_dict(), read.state_dict()
+    assert sorted(ours) == sorted(theirs)
+    assert all(torch.equal(ours[name], theirs[name]) for name in theirs)
+    assert kept.lm_head.weight.data_ptr() == kept.model.embed_tokens.weight.data_ptr()  # still tied, as in the GGUF
+    for text in (DEFAULT_TEXT, "位置编码 — naïve café, x² ≤ 10⁴; def f(): return {'k': [1, 2]}"):
+        ids = read_tokenizer(text, add_special_tokens=False)["input_ids"]
+        assert kept_tokenizer(text, add_special_tokens=False)["input_ids"] == ids
+    tokens = torch.tensor([read_tokenizer(DEFAULT_TEXT, add_special_tokens=False)["input_ids"]])
+    with torch.no_grad():
+        assert torch.equal(kept(tokens).logits, read(tokens).logits)
+
+
+def test_a_copy_made_elsewhere_or_damaged_is_not_used(tmp_path: Path) -> None:
+    import json
+
+    from posenc_real.fetch import sha256_of
+    from posenc_real.load import RECORD, _expected_record, dequantized_copy, dequantized_dir
+
+    gguf_file = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    gguf_file.write_bytes(b"")
+    folder = dequantized_dir(gguf_file)
+    folder.mkdir()
+    weights = folder / "model.safetensors"
+    weights.write_bytes(b"weights")
+
+    def record(**made_from: str) -> None:
+        made = {**_expected_record(gguf_file), **made_from}
+        (folder / RECORD).write_text(json.dumps({"made_from": made, "sha256": sha256_of(weights)}))
+
+    assert dequantized_copy(gguf_file) is None  # no record yet
+    record()
+    assert dequantized_copy(gguf_file) == folder
+    record(transformers="4.0.0")
+    assert dequantized_copy(gguf_file) is None  # another transformers' reader made it
+    record()
+    weights.write_bytes(b"weightz")
+    assert dequantized_copy(gguf_file) is None  # damaged since

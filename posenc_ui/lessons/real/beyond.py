@@ -124,5 +124,6 @@ def shown(lang: str) -> dict[str, object]:
 
 FIGURES = {"beyond": beyond_figure}
 CHECKS = {"beyond": check_beyond}
+SWEEPS: dict[str, str] = {}
 STATIC = {"beyond": "a committed run (the same for every reader)"}
 SOURCES = (run_beyond, BeyondRun.shift)

@@ -29,7 +29,8 @@ from ...i18n import t
 from ...lesson import Check, PageRefusal, Values, reads, uses
 from ...memo import MODEL, memo
 from . import figures_attention as figs
-from .model import passage_ids, shared_model
+from .model import facts, passage_ids, shared_model
+from .shipped import model_result
 
 #: The masses by distance and the first token's share are read from float32 weights: they add up to 1 to this.
 SUM_TOLERANCE = 1e-4
@@ -37,7 +38,7 @@ SUM_TOLERANCE = 1e-4
 PARAMS = ()
 
 
-@memo(budget=MODEL)
+@model_result()
 def profile(text: str) -> AttentionByDistance:
     r"""Every head's attention by distance on ``text`` (one forward with attentions; shared with section 3)."""
     return attention_by_distance(shared_model(), passage_ids(text))
@@ -85,11 +86,11 @@ def classes_figure(v: Values, lang: str) -> go.Figure:
 
 @uses("text")
 def decay_figure(v: Values, lang: str) -> go.Figure:
-    real, p = shared_model(), profile(v["text"])
+    known, p = facts(), profile(v["text"])
     distances, median, low, high = _ratio_bands(p)
-    bound = rope_decay_bound(distances, rope_inv_freq(real.head_dim, base=real.rope_theta))
-    bound = bound / rope_decay_bound([0], rope_inv_freq(real.head_dim, base=real.rope_theta))[0]
-    title = t("real.fig_decay", lang, dim=real.head_dim, base=f"{real.rope_theta:,.0f}")
+    inv_freq = rope_inv_freq(known["head_dim"], base=known["rope_theta"])
+    bound = rope_decay_bound(distances, inv_freq) / rope_decay_bound([0], inv_freq)[0]
+    title = t("real.fig_decay", lang, dim=known["head_dim"], base=f"{known['rope_theta']:,.0f}")
     return figs.decay_beside_trained(distances, bound, distances, median, (low, high), title=title, lang=lang)
 
 
@@ -152,5 +153,6 @@ def class_counts(v: Values) -> dict[str, int]:
 
 FIGURES = {"distance": distance_figure, "classes": classes_figure, "decay": decay_figure}
 CHECKS = {"mass": check_mass, "decay": check_decay}
+SWEEPS: dict[str, str] = {}
 STATIC = {name: "one forward of the real model with its attention weights, on the reader's text" for name in FIGURES}
 SOURCES = (attention_by_distance, uniform_weight_per_key, classify_heads)

@@ -23,10 +23,10 @@ from posenc_real.frequencies import (
 
 from ...i18n import t
 from ...lesson import Check, Values, reads, uses
-from ...memo import MODEL, memo
 from ...state import ChoiceParam
 from . import figures_frequencies as figs
-from .model import passage_ids, shared_model
+from .model import facts, passage_ids, shared_model
+from .shipped import model_result
 
 PARAMS = (
     ChoiceParam("freq_part", "query", options=("query", "key")),
@@ -34,12 +34,12 @@ PARAMS = (
 )
 
 
-@memo(budget=MODEL)
+@model_result()
 def _norms(text: str) -> PairNorms:
     return pair_norms(shared_model(), passage_ids(text))
 
 
-@memo(budget=MODEL)
+@model_result()
 def _stopped(text: str) -> StoppedLosses:
     return stopped_rotation_losses(shared_model(), passage_ids(text))
 
@@ -58,7 +58,7 @@ def _slow(norms: PairNorms, training_length: int) -> slice:
 
 def _shares(norms: PairNorms) -> tuple[float, float, float, slice]:
     r"""The slow pairs' share of the query and key norm² (mean over layers), their share of the pairs, and them."""
-    slow = _slow(norms, shared_model().max_position_embeddings)
+    slow = _slow(norms, facts()["max_position_embeddings"])
     fair = (slow.stop - slow.start) / norms.wavelengths.size
     return float(norms.share("query", slow).mean()), float(norms.share("key", slow).mean()), fair, slow
 
@@ -126,6 +126,7 @@ def check_stopped(v: Values) -> Check:
 
 FIGURES = {"pair_norms": norms_figure, "stopped": stopped_figure}
 CHECKS = {"pair_norms": check_norms, "stopped": check_stopped}
+SWEEPS: dict[str, str] = {}
 STATIC = {
     "pair_norms": "a forward of the real model with hooks on every layer",
     "stopped": "nine forwards of the real model",

@@ -5,8 +5,8 @@ the model's tokens, and every refusal in the reader's language. No Streamlit her
 The model (:func:`posenc_real.load_model`) is loaded once per process, under a lock: every session of a server, and
 every figure of an export, share it, and a session that asks while another is loading waits for that same load. A
 failed fetch or load is remembered for :data:`RETRY_SECONDS`, so that an offline server does not run pip again at
-every rerun; it is then tried again. Results that depend on the text and the settings are kept in the app's one memory
-(:mod:`posenc_ui.memo`), by the sections' recipes.
+every rerun; it is then tried again. Results that depend on the text and the settings are the sections' recipes'
+(:func:`.shipped.model_result`): shipped for the shipped passage, kept in the app's one memory for any other text.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,9 +22,10 @@ import numpy as np
 from posenc_real import FETCH_COMMAND, SMOLLM2, ModelUnavailable, RealModel, load_model, tokenize
 
 from ...lesson import PageRefusal, Values, reads
-from ...memo import MODEL, memo
 from ...refusals import code_span
 from ...state import Param
+from . import shipped
+from .shipped import model_result
 
 #: The most tokens a text may have: what a CPU answers live (a forward with attentions at 512 tokens: ~0.75 s on 2
 #: cores; docs/real_model.md).
@@ -37,9 +37,6 @@ MIN_TOKENS = 16
 MAX_CHARS = 8_192
 #: How long a failed fetch or load is remembered before the next visit tries again.
 RETRY_SECONDS = 60.0
-
-#: The default passage: prose written for this page (no source to credit; it is under the repository's licence).
-DEFAULT_TEXT = (Path(__file__).with_name("passage.txt")).read_text(encoding="utf-8").strip()
 
 
 @dataclass(frozen=True)
@@ -90,6 +87,17 @@ def shared_model(progress: Callable[[str], None] | None = None) -> RealModel:
     return _STATE["model"]
 
 
+def facts() -> dict[str, Any]:
+    r"""The model's numbers the figures quote (``num_layers``, ``head_dim``, ``rope_theta``,
+    ``max_position_embeddings`` …): as the shipped results record them, so that the shipped passage's page needs no
+    model, or read from the loaded model."""
+    recorded = None if loaded() else shipped.facts()
+    if recorded is not None:
+        return recorded
+    real = shared_model()
+    return {name: getattr(real, name) for name in shipped.FACTS}
+
+
 def unavailable(err: ModelUnavailable) -> PageRefusal:
     r"""``err`` as the page says it: ``real.unavailable.<code>``, with what is missing and the command that gets it."""
     shown = {name: code_span(str(value), limit=200) for name, value in err.fields.items()}
@@ -102,7 +110,7 @@ def unavailable(err: ModelUnavailable) -> PageRefusal:
     )
 
 
-@memo(budget=MODEL)
+@model_result()
 def passage_ids(text: str) -> np.ndarray:
     r"""``text`` as the model's tokens, (L,) int64; refused (in the reader's words) when empty, shorter than
     :data:`MIN_TOKENS` or longer than :data:`MAX_TOKENS` tokens. Read-only: shared by every session."""

@@ -7,68 +7,72 @@ keeps them in the app's memory per (text, settings) and hands them to the builde
 
 from __future__ import annotations
 
-import functools
-from typing import Any
-
 import numpy as np
 import plotly.graph_objects as go
 
 from posenc_real.relativity import (
+    ORDERS,
     SHIFT_GRID,
     OrderLosses,
     ShiftCurve,
     angle_rounding,
-    base_logits,
     order_losses,
-    shift_change,
     shifted_logit_change,
 )
 
 from ...i18n import t
 from ...lesson import Check, Values, reads, uses
-from ...memo import MODEL, memo
-from ...state import IntParam
+from ...state import ChoiceParam, IntParam
 from . import figures as figs
 from .model import passage_ids, shared_model
+from .shipped import model_result
 
 #: A change of the logits below this share of their own span is float error, not a different prediction: a thousandth
 #: of ±40 is 0.04, far below the gap between a likely token and the next.
 RELATIVE_TOLERANCE = 1e-3
 
 PARAMS = (
-    IntParam("delta", 20_000, lo=1, hi=100_000, step=1),
+    # the shifts the curve is measured at: a move of Δ picks one of its points and runs no forward
+    ChoiceParam("delta", 16_384, options=SHIFT_GRID, widget="select_slider"),
     IntParam("seed", 0, lo=0, hi=99),
 )
+#: Every seed the slider offers (the shipped passage's losses are shipped for each).
+SEEDS = tuple(range(PARAMS[1].lo, PARAMS[1].hi + 1))
 
 
-@memo(budget=MODEL)
+@model_result()
 def _curve(text: str) -> ShiftCurve:
     return shifted_logit_change(shared_model(), passage_ids(text), SHIFT_GRID)
 
 
-@functools.lru_cache(maxsize=1)
-def _base(text: str) -> Any:
-    r"""The unshifted logits of the last text asked for (50–100 MB at 256–512 tokens: past what the memory pools keep
-    of one result), so that a move of Δ costs one forward, not two."""
-    return base_logits(shared_model(), passage_ids(text))
+@model_result()
+def _unshuffled(text: str) -> OrderLosses:
+    r"""The loss in order and reversed: the same for every seed, two forwards once per text."""
+    return order_losses(shared_model(), passage_ids(text), orders=ORDERS[:2])
 
 
-@memo(budget=MODEL)
-def _change(text: str, delta: int) -> float:
-    return shift_change(shared_model(), passage_ids(text), delta, base=_base(text))
+@model_result(SEEDS)
+def _shuffled(text: str, seed: int) -> OrderLosses:
+    r"""The loss with the positions shuffled by ``seed``: a move of the seed is one forward."""
+    return order_losses(shared_model(), passage_ids(text), seed=seed, orders=ORDERS[2:])
 
 
-@memo(budget=MODEL)
 def _orders(text: str, seed: int) -> OrderLosses:
-    return order_losses(shared_model(), passage_ids(text), seed=seed)
+    fixed, shuffled = _unshuffled(text), _shuffled(text, seed)
+    loss = np.concatenate([fixed.loss, shuffled.loss])
+    return OrderLosses(orders=ORDERS, loss=loss, length=fixed.length, seed=seed)
 
 
-@reads("text", "delta", "seed")
+@reads("text", "seed")
 def warm(v: Values) -> None:
-    r"""Every forward the section's figures and checks need at these values, run once into the app's memory."""
+    r"""Every forward the section's figures and checks need at these values, run once into the app's memory (a
+    move of Δ picks a point of the curve: no forward)."""
     _curve(v["text"])
-    _change(v["text"], v["delta"])
     _orders(v["text"], v["seed"])
+
+
+def _change(curve: ShiftCurve, delta: int) -> float:
+    return float(curve.max_change[list(curve.deltas).index(delta)])
 
 
 @uses("text", "delta")
@@ -76,7 +80,7 @@ def shift_figure(v: Values, lang: str) -> go.Figure:
     curve = _curve(v["text"])
     delta = v["delta"]
     rounding = angle_rounding(curve.largest_position)
-    return figs.shift(curve, rounding, delta, _change(v["text"], delta), lang=lang)
+    return figs.shift(curve, rounding, delta, _change(curve, delta), lang=lang)
 
 
 @uses("text", "seed")
@@ -88,7 +92,7 @@ def orders_figure(v: Values, lang: str) -> go.Figure:
 def check_shift(v: Values) -> Check:
     r"""The logits at positions + Δ against those at the text's own positions: equal up to float error."""
     curve = _curve(v["text"])
-    change = _change(v["text"], v["delta"])
+    change = _change(curve, v["delta"])
     largest = curve.length - 1 + v["delta"]
     return Check(
         key="real.check_shift",
@@ -138,8 +142,6 @@ def shift_words(v: Values, lang: str) -> dict[str, str]:
 
 FIGURES = {"shift": shift_figure, "orders": orders_figure}
 CHECKS = {"shift": check_shift, "orders": check_orders}
-STATIC = {
-    "shift": "each shift is two forwards of the real model: a slider of frames would run it dozens of times",
-    "orders": "each seed is three forwards of the real model",
-}
+SWEEPS = {"shift": "delta"}  # every Δ is a point of the one measured curve
+STATIC = {"orders": "each seed is a forward of the real model on a reader's own text"}
 SOURCES = (shifted_logit_change, angle_rounding, order_losses)

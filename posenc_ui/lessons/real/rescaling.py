@@ -25,10 +25,10 @@ from posenc_real.rescale import (
 
 from ...i18n import t
 from ...lesson import Check, Values, reads, uses
-from ...memo import MODEL, memo
 from ...state import ChoiceParam
 from . import figures_frequencies as figs
 from .model import passage_ids, shared_model
+from .shipped import model_result
 
 PARAMS = (ChoiceParam("factor", 4, options=FACTORS, widget="select_slider"),)
 #: The rescalings that keep the fastest pairs as trained (YaRN) or nearly (base × k slows pair i by k^(2i/d)).
@@ -39,21 +39,21 @@ NAMED_LAYERS = 3
 CORE_TOLERANCE = 1e-6
 
 
-@memo(budget=MODEL)
+@model_result()
 def _table(text: str) -> RescaleTable:
     return rescaling_losses(shared_model(), passage_ids(text))
 
 
-@memo(budget=MODEL)
+@model_result()
 def _layers(text: str) -> LayerScan:
     return nope_layer_losses(shared_model(), passage_ids(text))
 
 
-@memo(budget=MODEL)
-def core_gap(length: int) -> tuple[float, float]:
+@model_result()
+def core_gap(text: str) -> tuple[float, float]:
     r"""The largest relative gap between transformers' θ_i and the core's, and between their attention factors, over
-    every method and factor at a text of ``length`` tokens (no forward: the rotary embeddings are only built)."""
-    real = shared_model()
+    every method and factor at the length of ``text`` (no forward: the rotary embeddings are only built)."""
+    real, length = shared_model(), int(passage_ids(text).size)
     freq_gap = factor_gap = 0.0
     for method in RESCALINGS:
         for factor in FACTORS:
@@ -96,8 +96,7 @@ def layers_figure(v: Values, lang: str) -> go.Figure:
 @uses("text")
 def check_core(v: Values) -> Check:
     r"""transformers' θ_i and attention factor for every method and factor equal the core's for the same settings."""
-    length = int(passage_ids(v["text"]).size)
-    freq_gap, factor_gap = core_gap(length)
+    freq_gap, factor_gap = core_gap(v["text"])
     return Check(
         key="real.rescale.check_core",
         residual=max(freq_gap, factor_gap),
@@ -144,6 +143,7 @@ def check_layers(v: Values) -> Check:
 
 FIGURES = {"rescaled": rescaled_figure, "nope_layers": layers_figure}
 CHECKS = {"core": check_core, "rescaled": check_rescaled, "nope_layers": check_layers}
+SWEEPS: dict[str, str] = {}
 STATIC = {
     "rescaled": "sixteen forwards of the real model, one per method and factor",
     "nope_layers": "thirty-two forwards of the real model, one per layer",

@@ -18,11 +18,11 @@ from posenc_real.streaming import WINDOW_CHOICES, StreamingLoss, streaming_loss
 
 from ...i18n import t
 from ...lesson import Check, Values, reads, uses
-from ...memo import MODEL, memo
 from ...state import ChoiceParam
 from . import figures_attention as figs
 from .distance import profile
 from .model import passage_ids, shared_model
+from .shipped import model_result
 
 #: The first tokens StreamingLLM keeps (the paper's four, Xiao et al. 2023, §3.2).
 SINK_TOKENS = 4
@@ -35,12 +35,12 @@ WHOLE_TOLERANCE = 1e-3
 PARAMS = (ChoiceParam("window", 32, options=WINDOW_CHOICES),)
 
 
-@memo(budget=MODEL)
+@model_result(WINDOW_CHOICES, (SINK_TOKENS, 0))
 def _stream(text: str, window: int, sinks: int) -> StreamingLoss:
     return streaming_loss(shared_model(), passage_ids(text), sink_tokens=sinks, window=window)
 
 
-@memo(budget=MODEL)
+@model_result()
 def _full(text: str) -> StreamingLoss:
     r"""The whole text in view: a cache as long as the text is one plain forward."""
     ids = passage_ids(text)
@@ -155,6 +155,7 @@ def check_streaming(v: Values) -> Check:
 
 FIGURES = {"first_token": first_token_figure, "streaming": streaming_figure}
 CHECKS = {"first_token": check_first_token, "streaming": check_streaming}
+SWEEPS: dict[str, str] = {}
 STATIC = {
     "first_token": "one forward of the real model with its attention weights, on the reader's text",
     "streaming": "each window is two streaming runs of the real model, one forward per token",

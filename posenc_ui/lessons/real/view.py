@@ -5,9 +5,10 @@ RoPE (θ = 100,000, 8,192 positions). The page runs the instruct checkpoint as t
 weights stored in 4 bits (Q4_1) and dequantized to float32 by transformers' GGUF reader, through transformers' own
 Llama code (:mod:`posenc_real`). No forward pass of our own: positions are moved with ``position_ids``.
 
-One module per section, each declaring its ``PARAMS``, ``FIGURES``, ``CHECKS`` and ``STATIC`` (why a figure exports
-still: each is forwards of the model); this view collects them. The text box and the model are shared
-(:mod:`.model`); the first load's progress message is :mod:`.runner`'s.
+One module per section, each declaring its ``PARAMS``, ``FIGURES``, ``CHECKS``, ``SWEEPS`` (the slider an exported
+figure keeps) and ``STATIC`` (why the others export still: each is forwards of the model); this view collects them.
+The text box and the model are shared (:mod:`.model`), the shipped passage's results are :mod:`.shipped`'s, and the
+first load's progress message is :mod:`.runner`'s.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from posenc_real import forward, load_model
 
 from ...lesson import Explain, PageEntry, View
 from . import beyond, distance, frequencies, relativity, rescaling, sinks
-from .model import DEFAULT_TEXT, PassageParam
+from .model import PassageParam
+from .shipped import DEFAULT_TEXT
 
 SECTIONS = (relativity, distance, sinks, frequencies, rescaling, beyond)
 PARAMS = (PassageParam("text", DEFAULT_TEXT), *(param for section in SECTIONS for param in section.PARAMS))
@@ -25,6 +27,7 @@ VIEW = View(
     page_id="real",
     params=PARAMS,
     figures={name: fn for section in SECTIONS for name, fn in section.FIGURES.items()},
+    sweeps={name: param for section in SECTIONS for name, param in section.SWEEPS.items()},
     static={name: why for section in SECTIONS for name, why in section.STATIC.items()},
     checks={name: fn for section in SECTIONS for name, fn in section.CHECKS.items()},
     explain=Explain(
