@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 from posenc_real.relativity import ShiftCurve
 from posenc_ui import catalog
 from posenc_ui.i18n import t
-from posenc_ui.lessons.real import relativity, shipped
+from posenc_ui.lessons.real import relativity, shipped, sinks
 from posenc_ui.lessons.real.view import VIEW
 from posenc_ui.state import ChoiceParam, IntParam, defaults
 
@@ -61,7 +61,7 @@ def test_the_settings_the_page_offers_are_the_ones_shipped() -> None:
     }
     assert relativity.SEEDS == offered["seed"]
     assert shipped.RECIPES["relativity.shuffled"].domains == (offered["seed"],)
-    assert shipped.RECIPES["sinks.stream"].domains[0] == offered["window"]
+    assert {window for _, window in sinks.CACHES} == set(offered["window"])  # every window decoded with the text
     assert shipped.RECIPES["relativity.curve"].domains == ()  # Δ picks a point of the one curve
     assert tuple(shipped.results()[("relativity.curve", ())].deltas) == offered["delta"]
 
@@ -119,7 +119,8 @@ def test_the_page_draws_the_shipped_passage_without_the_model(lang: str) -> None
     assert not at.error, [e.value for e in at.error]  # a failing check or a refusal would be here
     assert len(sent_charts(at)) == len(VIEW.figures)
     assert len(shown_checks(at)) == len(VIEW.checks)
-    assert t("real.shipped", lang) in [caption.value for caption in at.caption]
+    tokens = shipped.results()[("model.passage_ids", ())].size
+    assert t("real.shipped", lang, tokens=f"{tokens:,}") in [caption.value for caption in at.caption]
 
 
 _numbers = st.floats(allow_nan=True, allow_infinity=True, width=64)

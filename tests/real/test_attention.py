@@ -21,7 +21,7 @@ from posenc_real.attention import (
     classify_heads,
     uniform_weight_per_key,
 )
-from posenc_real.streaming import _stream, streaming_loss
+from posenc_real.streaming import _stream, streaming_loss, streaming_losses, whole_text_loss
 
 TEXT = (
     "The lighthouse keeper climbed the narrow stairs every evening at dusk. At the top, he cleaned the great lens, "
@@ -51,7 +51,8 @@ SINKS, WINDOW = 4, 16
 @pytest.fixture(scope="module")
 def streamed(real: RealModel, ids: np.ndarray) -> tuple[np.ndarray, object]:
     r"""(per-token NLL, the final cache) of one StreamingLLM run with the first tokens kept."""
-    return _stream(real, ids, sink_tokens=SINKS, window=WINDOW)
+    nll, cache = _stream(real, ids, ((SINKS, WINDOW),))
+    return nll[0], cache
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +124,19 @@ def test_a_window_that_holds_the_whole_text_is_the_plain_forward(real: RealModel
     whole = streaming_loss(real, ids, sink_tokens=4, window=ids.size)
     np.testing.assert_allclose(whole.nll, plain, atol=2e-4)
     assert whole.length == ids.size
+    np.testing.assert_allclose(whole_text_loss(real, ids).nll, plain, atol=2e-4)  # the page's one-forward shortcut
+
+
+def test_rows_decoded_side_by_side_are_each_the_run_alone(real: RealModel, ids: np.ndarray) -> None:
+    r"""A batch of caches of different sizes (padded on the left, each row at its own positions) gives each row the
+    loss it has decoded alone, up to float32 rounding of a batched product."""
+    caches = ((4, 16), (0, 16), (2, 8), (0, ids.size))
+    together = streaming_losses(real, ids, caches)
+    for run, (sinks, window) in zip(together, caches, strict=True):
+        alone = streaming_loss(real, ids, sink_tokens=sinks, window=window)
+        assert (run.sink_tokens, run.window) == (sinks, window)
+        np.testing.assert_allclose(run.nll, alone.nll, atol=1e-3)
+        assert abs(run.loss - alone.loss) < 1e-4
 
 
 def test_the_cache_holds_the_streaming_layout_at_cache_positions(real: RealModel, ids: np.ndarray, streamed) -> None:

@@ -89,9 +89,10 @@ def text_status(page: Page) -> None:
         st.caption(page.t("real.tokens_instead", tokens=f"{ids.size:,}"))
         return
     st.session_state[LAST_TEXT] = st.session_state[key]
-    st.caption(page.t("real.tokens", tokens=f"{ids.size:,}", limit=model.MAX_TOKENS))
-    if page.ask(_shipped):
-        st.caption(page.t("real.shipped"))
+    if page.ask(_shipped):  # one caption, short: the first figure still fits a phone's first screen
+        st.caption(page.t("real.shipped", tokens=f"{ids.size:,}"))
+    else:
+        st.caption(page.t("real.tokens", tokens=f"{ids.size:,}", limit=model.MAX_TOKENS))
 
 
 def prepare(page: Page, recipe: Callable[..., Any]) -> Any:

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from posenc_real.attention import uniform_weight_per_key
-from posenc_real.streaming import WINDOW_CHOICES, StreamingLoss, streaming_loss
+from posenc_real.streaming import WINDOW_CHOICES, StreamingLoss, streaming_losses, whole_text_loss
 
 from ...i18n import t
 from ...lesson import Check, Values, reads, uses
@@ -35,25 +35,34 @@ WHOLE_TOLERANCE = 1e-3
 PARAMS = (ChoiceParam("window", 32, options=WINDOW_CHOICES),)
 
 
-@model_result(WINDOW_CHOICES, (SINK_TOKENS, 0))
+#: Every StreamingLLM cache the section offers: each window, with the first tokens kept and without.
+CACHES = tuple((sinks, window) for window in WINDOW_CHOICES for sinks in (SINK_TOKENS, 0))
+
+
+@model_result()
+def _streams(text: str) -> tuple[StreamingLoss, ...]:
+    r"""Every cache of :data:`CACHES`, decoded side by side (one batch: about what two runs one by one cost), once per
+    text: a move of the window then picks a result."""
+    return streaming_losses(shared_model(), passage_ids(text), CACHES)
+
+
 def _stream(text: str, window: int, sinks: int) -> StreamingLoss:
-    return streaming_loss(shared_model(), passage_ids(text), sink_tokens=sinks, window=window)
+    return _streams(text)[CACHES.index((sinks, window))]
 
 
 @model_result()
 def _full(text: str) -> StreamingLoss:
-    r"""The whole text in view: a cache as long as the text is one plain forward."""
-    ids = passage_ids(text)
-    return streaming_loss(shared_model(), ids, sink_tokens=0, window=int(ids.size))
+    r"""The whole text in view: a cache that never evicts is the plain forward (``tests/real/test_attention.py``
+    checks the two agree), so it is one forward."""
+    return whole_text_loss(shared_model(), passage_ids(text))
 
 
-@reads("text", "window")
+@reads("text")
 def warm(v: Values) -> None:
-    r"""Every forward the section needs at these values, run once into the app's memory."""
+    r"""Every forward the section needs for this text, every window's included, run once into the app's memory."""
     profile(v["text"])
     _full(v["text"])
-    for sinks in (SINK_TOKENS, 0):
-        _stream(v["text"], v["window"], sinks)
+    _streams(v["text"])
 
 
 def _later_layers(share: np.ndarray) -> int:
@@ -158,6 +167,6 @@ CHECKS = {"first_token": check_first_token, "streaming": check_streaming}
 SWEEPS: dict[str, str] = {}
 STATIC = {
     "first_token": "one forward of the real model with its attention weights, on the reader's text",
-    "streaming": "each window is two streaming runs of the real model, one forward per token",
+    "streaming": "the streaming runs are a forward of the real model per token, for every window at once",
 }
-SOURCES = (streaming_loss, uniform_weight_per_key)
+SOURCES = (streaming_losses, whole_text_loss, uniform_weight_per_key)
