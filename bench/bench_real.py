@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     row("  Δ (a point of the curve)", _timed(lambda: VIEW.figures["shift"]({**values, "delta": 1}, "en")))
     row("  seed (one forward)", _timed(lambda: relativity.warm({**values, "seed": 1})))
     window = next(w for w in VIEW.param("window").options if w != values["window"])
-    row("  window (two streaming runs)", _timed(lambda: sinks.warm({**values, "window": window})))
+    row("  window (picks a result)", _timed(lambda: sinks.warm({**values, "window": window})))
     for name, fig in (("factor", "rescaled"), ("stop_count", "stopped"), ("freq_part", "pair_norms")):
         other = next(o for o in VIEW.param(name).options if o != values[name])
         row(

@@ -79,9 +79,16 @@ def nope_position_probe(length: int, dim: int, *, sequences: int = 64, causal: b
     seed = as_int("seed", seed, lo=0, hi=2**32 - 1)
     check_elements("nope_position_probe", (sequences, length, dim))
     x = np.random.default_rng(seed).standard_normal((sequences, length, dim))  # (S, L, d)
-    y = uniform_attention_average(x, causal=causal)  # (S, L, d)
-    square = np.sum(y * y, axis=-1)  # (S, L): ‖y_t‖²
     t = np.arange(1, length + 1, dtype=np.float64)  # (L,)
+    # ‖y_t‖² of uniform_attention_average(x) without building y (S·L·d numbers, 134 MB at the page's largest
+    # settings, each pass over them a few tenths of a second): under the mask y_t = c_t / t with c_t = Σ_{j≤t} x_j, so
+    # ‖y_t‖² = ‖c_t‖² / t², the running sum taken in place; without it every y_t is the sequence's mean m, ‖m‖².
+    if causal:
+        running = np.cumsum(x, axis=1, out=x)  # (S, L, d): c_t
+        square = np.einsum("sld,sld->sl", running, running) / t**2  # (S, L): ‖y_t‖²
+    else:
+        mean = x.mean(axis=1)  # (S, d)
+        square = np.repeat(np.sum(mean * mean, axis=-1)[:, None], length, axis=1)  # (S, L): ‖m‖² at every t
     feature, target = np.log(square), np.broadcast_to(np.log(t), square.shape)  # (S, L) each
     design = np.stack([np.ones(square[0::2].size), feature[0::2].ravel()], axis=1)  # (S/2·L, 2)
     (a, b), *_ = np.linalg.lstsq(design, target[0::2].ravel(), rcond=None)

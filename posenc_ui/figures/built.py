@@ -96,7 +96,14 @@ def slashes_unescaped(text: bytes) -> bytes:
     ``plotly.io.to_json`` escapes "/" (and "<", ">") for JSON pasted into an HTML ``<script>``. The app's chart sends
     the bytes to ``JSON.parse`` and never into HTML; "<" and ">" stay escaped, so no ``</script>`` can form either.
     Base64 is full of slashes: they were 26 % of a 128 × 128 heatmap's bytes (121 KB → 90 KB), sent and parsed on
-    every move that changes it (issue 46)."""
+    every move that changes it (issue 46).
+
+    An escape is a ``\u002f`` after an even run of backslashes. Where no ``\u002f`` follows a backslash at all (every
+    figure the app draws: its strings hold no backslash before "u002f"), each one is an escape and a plain byte
+    replace is exact, twenty times faster than the pattern, which a server under a class spent a sixth of its time
+    in; otherwise the pattern tells the escapes from a literal backslash followed by the text "u002f"."""
+    if b"\\\\u002f" not in text:
+        return text.replace(b"\\u002f", b"/")
     return _ESCAPED_SLASH.sub(rb"\1/", text)
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import plotly
 import pytest
 import streamlit as st
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from posenc_ui.figures.built import figure_json
 from posenc_ui.frame.chart import LEAN_BUNDLE, LEAN_TRACES, NAME, plotly_module
@@ -104,3 +106,13 @@ def test_a_chart_sends_slashes_unescaped_and_the_same_json_value(text: str) -> N
     assert json.loads(sent) == json.loads(plotly_json)
     assert b"\\u002f" not in sent.replace(b"\\\\u002f", b"") and b"</" not in sent
     assert len(sent) < 0.8 * len(plotly_json)  # the heatmap's base64 had a quarter of its bytes in escapes
+
+
+@settings(max_examples=500, deadline=None)
+@given(hst.lists(hst.sampled_from([b"\\", b"u002f", b"u", b"0", b"/", b"a", b'"']), max_size=40).map(b"".join))
+def test_the_plain_replace_is_taken_only_where_it_equals_the_escape_pattern(text: bytes) -> None:
+    r"""The fast path of ``slashes_unescaped`` (a plain replace where no "\u002f" follows a backslash) gives what the
+    pattern that tells escapes from literal backslashes gives, on any run of backslashes, slashes and "u002f"."""
+    from posenc_ui.figures.built import _ESCAPED_SLASH, slashes_unescaped
+
+    assert slashes_unescaped(text) == _ESCAPED_SLASH.sub(rb"\1/", text)

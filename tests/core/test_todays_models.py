@@ -324,3 +324,18 @@ def test_layer_reach_needs_a_whole_wavelength_of_distance_for_a_turn():
 def test_layer_reach_refuses_what_is_not_model_layers():
     with pytest.raises(pc.PosEncError):
         pc.layer_reach(None, context_length=10)
+
+
+@settings(max_examples=40, deadline=None)
+@given(length=st.integers(2, 40), dim=st.integers(1, 12), seed=st.integers(0, 2**16), causal=st.booleans())
+def test_the_probes_norms_are_those_of_uniform_attentions_output(
+    length: int, dim: int, seed: int, causal: bool
+) -> None:
+    r"""The probe computes ‖y_t‖² without building y (issue 46): it must equal the squared norms of
+    ``uniform_attention_average`` on the same draw, averaged the same way."""
+    from posenc_core.nope import nope_position_probe, uniform_attention_average
+
+    probe = nope_position_probe(length, dim, sequences=4, causal=causal, seed=seed)
+    x = np.random.default_rng(seed).standard_normal((4, length, dim))
+    y = uniform_attention_average(x, causal=causal)
+    np.testing.assert_allclose(probe.mean_square_norm, np.sum(y * y, axis=-1).mean(axis=0) / dim, rtol=1e-12)
