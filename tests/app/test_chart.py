@@ -116,3 +116,38 @@ def test_the_plain_replace_is_taken_only_where_it_equals_the_escape_pattern(text
     from posenc_ui.figures.built import _ESCAPED_SLASH, slashes_unescaped
 
     assert slashes_unescaped(text) == _ESCAPED_SLASH.sub(rb"\1/", text)
+
+
+def test_no_figure_of_any_page_takes_the_slow_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
+    r"""Issue 46: a server under a class spent a sixth of its time in the escape pattern. Every figure every page
+    draws at its defaults (both languages) takes the plain replace; this counts the pattern's calls, not seconds."""
+    import posenc_ui.figures.built as built
+    from posenc_ui import memo
+    from posenc_ui.lessons import VIEWS
+    from posenc_ui.state import defaults
+
+    calls: list[int] = []
+
+    class Counted:
+        def sub(self, *args: object) -> bytes:
+            calls.append(1)
+            return built._ESCAPED_SLASH_PATTERN.sub(*args)
+
+    monkeypatch.setattr(built, "_ESCAPED_SLASH_PATTERN", built._ESCAPED_SLASH, raising=False)
+    monkeypatch.setattr(built, "_ESCAPED_SLASH", Counted())
+    built.slashes_unescaped(b'"a\\\\u002f"')  # a literal backslash before "u002f": the pattern's case
+    assert calls == [1]  # the count sees the pattern
+    calls.clear()
+    memo.RESULTS.clear()  # every figure built now, not read back from an earlier test's memory
+    memo.KEPT.clear()
+    drawn = 0
+    for view in VIEWS:
+        values = defaults(view.params)
+        for build in view.figures.values():
+            for lang in ("en", "zh"):
+                try:
+                    figure_json(build(values, lang))
+                except ValueError:  # a figure the page refuses at its defaults (none should; not this test's rule)
+                    continue
+                drawn += 1
+    assert drawn > 100 and not calls
