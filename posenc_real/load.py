@@ -208,6 +208,8 @@ def _write_dequantized(model: Any, tokenizer: Any, path: Path) -> None:
             FileLock(path.with_name(f".{path.name}.lock")),
             tempfile.TemporaryDirectory(dir=path.parent, prefix=".dequantize-") as scratch,
         ):
+            if dequantized_copy(path) is not None:  # another process wrote it while we waited for the lock
+                return
             staging = Path(scratch) / folder.name
             staging.mkdir()
             config = copy.deepcopy(model.config)

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import shipped, view  # noqa: F401  (view imports every section, which registers its recipes)
+from . import model, shipped, view  # noqa: F401  (view imports every section, which registers its recipes)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m posenc_ui.lessons.real", description=__doc__)
     parser.add_argument("--out", type=Path, default=shipped.RESULTS_FILE, help="default: the committed file")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    shipped.write(args.out)
+    shipped.write(model.shared_model(), args.out)
     print(args.out)
     return 0
 

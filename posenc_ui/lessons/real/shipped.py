@@ -226,13 +226,6 @@ def _decode(node: Any, arrays: dict[str, np.ndarray]) -> Any:
     raise ValueError(f"unknown node {sorted(node)}")
 
 
-def decode_roundtrip(value: Any) -> Any:
-    r"""``value`` through the file's codec (for the tests: what the page would read back)."""
-    arrays: dict[str, np.ndarray] = {}
-    node = json.loads(json.dumps(_encode(value, arrays)))
-    return _decode(node, {key: array.copy() for key, array in arrays.items()})
-
-
 # --- the writer ------------------------------------------------------------------------------------------------
 
 
@@ -241,11 +234,9 @@ def compute(recipe: Recipe, settings: tuple[Any, ...]) -> Any:
     return recipe.fn(DEFAULT_TEXT, *settings)
 
 
-def write(path: Path = RESULTS_FILE, *, progress: Callable[[str], None] = print) -> None:
-    r"""Run every recipe at every setting on the shipped passage and write the results to ``path``."""
-    from .model import shared_model  # loads the model: only the writer and the page's live path need it
-
-    real = shared_model()
+def write(real: Any, path: Path = RESULTS_FILE, *, progress: Callable[[str], None] = print) -> None:
+    r"""Run every recipe at every setting on the shipped passage and write the results to ``path``; ``real`` is the
+    loaded model the recipes run (:func:`.model.shared_model`), whose numbers the file records beside them."""
     started = time.perf_counter()
     arrays: dict[str, np.ndarray] = {}
     results = []
