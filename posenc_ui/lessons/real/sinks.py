@@ -3,9 +3,9 @@ then StreamingLLM on the real model, a sliding window of keys with and without t
 counted inside the cache (page 10's layout), and the loss on the reader's text.
 
 The first token's share comes from section 2's one forward (:func:`.distance.profile`); the streaming losses from
-:func:`posenc_real.streaming.streaming_loss` (transformers' own forward and KV cache, one forward per token once the
-cache is full), kept in the app's memory per (text, window, sinks). Each costs seconds, so the page offers a few
-windows, not a slider.
+:func:`posenc_real.streaming.streaming_losses` (transformers' own forward and KV cache, one forward per token for
+every cache at once), computed once per text for every window the page offers. A run is tens of seconds of forwards,
+so the page offers a few windows, not a slider.
 """
 
 from __future__ import annotations
