@@ -61,8 +61,8 @@ def ready(page: Page) -> bool:
         except PosEncError as err:
             status.update(label=page.t("real.load_failed"), state="error", expanded=True)
             answered = shipped.answers(shipped.DEFAULT_TEXT)
-            reads = f" {page.t('real.reads_default')}" if answered else ""
-            st.error(refusal_text(err, lang) + reads, icon=":material/cloud_off:")
+            instead = f" {page.t('real.reads_default')}" if answered else ""
+            st.error(refusal_text(err, lang) + instead, icon=":material/cloud_off:")
             if answered:
                 page.reads_instead("text", shipped.DEFAULT_TEXT)
             return answered
