@@ -53,8 +53,7 @@ with start(VIEW) as page:
             page.figure("seen")
             page.checks("rerope_angles", "rerope_passes")
 
-        page.heading("h_layers")  # the model picked above, layer by layer
-        page.figure("layers")
+        page.heading("h_layers")  # the model picked above, by kind of layer (its strip is page 9's)
         page.text("layers")
         page.figure("layer_wavelengths")
         page.text("preset_values", **page.ask(preset_words, page.lang))

@@ -20,9 +20,11 @@ from functools import cache
 
 import pytest
 
+from posenc_core import PosEncError
 from posenc_ui.figures.built import figure_json
 from posenc_ui.figures.style import MAX_TRACES, focused, own_range_key
 from posenc_ui.i18n import t
+from posenc_ui.lesson import PageRefusal
 from posenc_ui.lessons import VIEWS
 from posenc_ui.state import defaults
 
@@ -179,3 +181,45 @@ def test_every_page_with_figures_is_checked() -> None:
     r"""The list above comes from the registry: every view's every figure, none left out."""
     assert len(FIGURES) == sum(len(view.figures) + len(view.wide) for view in VIEWS)
     assert {v.page_id for v, _ in FIGURES} == {v.page_id for v in VIEWS if v.figures}
+
+
+def _figure_title(figure: dict) -> str:
+    title = figure["layout"].get("title") or {}
+    return (title.get("text") if isinstance(title, dict) else title) or ""
+
+
+def _at_shared_values(view, other) -> dict | None:
+    r"""``view``'s defaults with each widget it shares by name with ``other`` set to ``other``'s default where
+    ``view`` offers that value, and each other widget kept to what those allow (``clamp``, in the page's order of
+    widgets, as the page does); None when no shared widget's value changes."""
+    values, theirs = defaults(view.params), defaults(other.params)
+    changed = False
+    for param in view.params:
+        wanted = theirs.get(param.name, values[param.name])
+        if wanted != values[param.name] and param.clamp(wanted, values) == wanted:
+            values[param.name], changed = wanted, True
+        else:
+            values[param.name] = param.clamp(values[param.name], values)
+    return values if changed else None
+
+
+def test_no_page_repeats_a_figure_another_page_draws() -> None:
+    # a figure drawn twice makes a page longer and teaches nothing more: page 7 drew page 9's strip of the preset
+    # picked (at page 9's model, its title was page 9's: "Llama 4 Scout: 48 layers, 36 with RoPE"). Each figure is
+    # drawn at its page's defaults and again at another page's values of the widgets the two share; figures are told
+    # apart by their titles
+    drawn = defaultdict(set)
+    for view, name in FIGURES:
+        if not name.endswith(WIDE):
+            drawn[_figure_title(spec(view.page_id, name, "en"))].add((view.page_id, name))
+    for view in VIEWS:
+        for other in VIEWS:
+            values = _at_shared_values(view, other) if other is not view else None
+            if values is not None:
+                for name, recipe in view.figures.items():
+                    try:
+                        drawn[_figure_title(json.loads(figure_json(recipe(values, "en"))))].add((view.page_id, name))
+                    except (PageRefusal, PosEncError):  # a refusal at those values draws nothing to compare
+                        continue
+    repeated = {title: sorted(where) for title, where in drawn.items() if title and len({p for p, _ in where}) > 1}
+    assert not repeated

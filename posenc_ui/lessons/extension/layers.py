@@ -1,8 +1,8 @@
 r"""Page 7 (context extension): a model read layer by layer, for every preset and for a pasted ``config.json``.
 
 :func:`posenc_core.model_layers` gives one record per decoder layer (whether it rotates, its base, window, rotary
-dimensions, scaling, query temperature); the strip draws them one cell a layer, and the wavelength chart each kind of
-layer that rotates. The kinds of layer a model has are the options of the page's layer selectors, so the other figures
+dimensions, scaling, query temperature); the strip draws them one cell a layer (page 9's strip of a preset, page 7's of a
+pasted config), and the wavelength chart each kind of layer that rotates. The kinds of layer a model has are the options of the page's layer selectors, so the other figures
 show the kind the reader picks. Recipes and words only: :mod:`.view` puts them into the page's view.
 """
 
@@ -213,8 +213,8 @@ def kind_words(kind: LayerPosition, count: int, lang: str, *, missing: Sequence[
 
 
 def strip_figure(layers: Sequence[LayerPosition], name: str, lang: str, *, missing: Sequence[str] = ()) -> go.Figure:
-    r"""The strip of a model's decoder layers, one cell each, coloured and named by kind (page 9 draws it too);
-    ``missing``: the preset's missing fields, named in the legend where they are its scaling."""
+    r"""The strip of a model's decoder layers, one cell each, coloured and named by kind (page 9's presets, page 7's
+    pasted config); ``missing``: the preset's missing fields, named in the legend where they are its scaling."""
     kinds = distinct_layer_types(layers)
     index = np.array([next(k for k, kind in enumerate(kinds) if layer.same_kind(kind)) for layer in layers])
     names = [kind_words(kind, _count(layers, kind), lang, missing=missing) for kind in kinds]
@@ -259,12 +259,6 @@ def _wavelengths(layers: Sequence[LayerPosition], length: int | None, name: str,
 
 
 @uses("model")
-def layers_figure(v: Values, lang: str) -> go.Figure:
-    missing = load_presets()[v["model"]].missing
-    return strip_figure(preset_layers(v["model"]), t(f"extension.model.{v['model']}", lang), lang, missing=missing)
-
-
-@uses("model")
 def layer_wavelengths_figure(v: Values, lang: str) -> go.Figure:
     config = load_presets()[v["model"]].config()
     name = t(f"extension.model.{v['model']}", lang)
@@ -277,12 +271,10 @@ def pasted_layers_figure(v: Values, lang: str) -> go.Figure:
 
 
 FIGURES = {
-    "layers": layers_figure,
     "layer_wavelengths": layer_wavelengths_figure,
     "pasted_layers": pasted_layers_figure,
 }
 STATIC = {
-    "layers": "one model's layers: its only input is the model picked",
     "layer_wavelengths": "one model's kinds of layer: its only input is the model picked",
     "pasted_layers": "its one input is a pasted config, not a slider",
 }
