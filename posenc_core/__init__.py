@@ -69,7 +69,7 @@ from .learned import (
     trained_row_change,
 )
 from .mla import MlaCache, MlaFold, mla_fold_residuals, mla_kv_cache
-from .nope import NopeProbe, nope_position_probe, uniform_attention_average
+from .nope import NopeProbe, nope_position_probe, nope_position_probes, uniform_attention_average
 from .positions import binary_positions, integer_positions, neighbour_distances, normalized_positions
 from .probes import PROBE_READS, PositionReadout, position_readout, residual_stream_probe
 from .relative import (
@@ -290,6 +290,7 @@ __all__ = [
     "neighbour_cosine_means",
     "neighbour_distances",
     "nope_position_probe",
+    "nope_position_probes",
     "normalized_positions",
     "ntk_base",
     "ntk_divisors",

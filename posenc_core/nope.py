@@ -24,7 +24,7 @@ import numpy as np
 
 from .errors import as_array, as_bool, as_int, check_elements
 
-__all__ = ["NopeProbe", "nope_position_probe", "uniform_attention_average"]
+__all__ = ["NopeProbe", "nope_position_probe", "nope_position_probes", "uniform_attention_average"]
 
 #: The percentiles of the probe's reading drawn as a band around its median (over held-out sequences).
 BAND = (10.0, 90.0)
@@ -72,23 +72,52 @@ def nope_position_probe(length: int, dim: int, *, sequences: int = 64, causal: b
     0, the probe answers the mean of :math:`\log t` everywhere and R² is 0 (up to rounding), whatever the seed.
     Papers: Haviv et al. 2022, arXiv:2203.16634; Kazemnejad et al. 2023, arXiv:2305.19466, §5.
     """
+    causal = as_bool("causal", causal)
+    x, t = _values(length, dim, sequences, seed)
+    return _probe(_causal_square(x, t) if causal else _free_square(x), t, x.shape[-1])
+
+
+def nope_position_probes(length: int, dim: int, *, sequences: int = 64, seed: int = 0) -> tuple[NopeProbe, NopeProbe]:
+    r"""``(with the causal mask, without it)``: both :func:`nope_position_probe` readings of the same draw, equal to
+    the two calls to the last bit, for one draw of the (sequences, L, d) values instead of two (a page draws both).
+    Papers: Haviv et al. 2022, arXiv:2203.16634; Kazemnejad et al. 2023, arXiv:2305.19466, §5.
+    """
+    x, t = _values(length, dim, sequences, seed)
+    free = _free_square(x)  # first: the running sum below overwrites x
+    return _probe(_causal_square(x, t), t, x.shape[-1]), _probe(free, t, x.shape[-1])
+
+
+def _values(length: int, dim: int, sequences: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""The probe's value vectors x (S, L, d), :math:`x_j \sim N(0, I_d)`, and the positions t = 1 … L."""
     length = as_int("length", length, lo=2, hi=8192)
     dim = as_int("dim", dim, lo=1, hi=4096)
     sequences = as_int("sequences", sequences, lo=2, hi=4096)
-    causal = as_bool("causal", causal)
     seed = as_int("seed", seed, lo=0, hi=2**32 - 1)
     check_elements("nope_position_probe", (sequences, length, dim))
     x = np.random.default_rng(seed).standard_normal((sequences, length, dim))  # (S, L, d)
-    t = np.arange(1, length + 1, dtype=np.float64)  # (L,)
-    # ‖y_t‖² of uniform_attention_average(x) without building y (S·L·d numbers, 134 MB at the page's largest
-    # settings, each pass over them a few tenths of a second): under the mask y_t = c_t / t with c_t = Σ_{j≤t} x_j, so
-    # ‖y_t‖² = ‖c_t‖² / t², the running sum taken in place; without it every y_t is the sequence's mean m, ‖m‖².
-    if causal:
-        running = np.cumsum(x, axis=1, out=x)  # (S, L, d): c_t
-        square = np.einsum("sld,sld->sl", running, running) / t**2  # (S, L): ‖y_t‖²
-    else:
-        mean = x.mean(axis=1)  # (S, d)
-        square = np.repeat(np.sum(mean * mean, axis=-1)[:, None], length, axis=1)  # (S, L): ‖m‖² at every t
+    return x, np.arange(1, length + 1, dtype=np.float64)  # (L,)
+
+
+# ‖y_t‖² of uniform_attention_average(x) without building y (S·L·d numbers, 134 MB at the page's largest settings,
+# each pass over them a few tenths of a second): under the mask y_t = c_t / t with c_t = Σ_{j≤t} x_j, so
+# ‖y_t‖² = ‖c_t‖² / t², the running sum taken in place; without it every y_t is the sequence's mean m, ‖m‖².
+
+
+def _causal_square(x: np.ndarray, t: np.ndarray) -> np.ndarray:
+    r"""(S, L): ‖y_t‖² under the mask; takes ``x`` over (its running sum is written into it)."""
+    running = np.cumsum(x, axis=1, out=x)  # (S, L, d): c_t
+    return np.einsum("sld,sld->sl", running, running) / t**2
+
+
+def _free_square(x: np.ndarray) -> np.ndarray:
+    r"""(S, L): ‖y_t‖² without the mask, ‖m‖² at every t."""
+    mean = x.mean(axis=1)  # (S, d)
+    return np.repeat(np.sum(mean * mean, axis=-1)[:, None], x.shape[1], axis=1)
+
+
+def _probe(square: np.ndarray, t: np.ndarray, dim: int) -> NopeProbe:
+    r"""The probe fitted to the squared norms ``square`` (S, L) of d = ``dim`` coordinates at positions ``t``
+    (:func:`nope_position_probe`)."""
     feature, target = np.log(square), np.broadcast_to(np.log(t), square.shape)  # (S, L) each
     design = np.stack([np.ones(square[0::2].size), feature[0::2].ravel()], axis=1)  # (S/2·L, 2)
     (a, b), *_ = np.linalg.lstsq(design, target[0::2].ravel(), rcond=None)

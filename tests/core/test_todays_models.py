@@ -339,3 +339,17 @@ def test_the_probes_norms_are_those_of_uniform_attentions_output(
     x = np.random.default_rng(seed).standard_normal((4, length, dim))
     y = uniform_attention_average(x, causal=causal)
     np.testing.assert_allclose(probe.mean_square_norm, np.sum(y * y, axis=-1).mean(axis=0) / dim, rtol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(length=st.integers(2, 40), dim=st.integers(1, 12), seed=st.integers(0, 2**32 - 1), sequences=st.integers(2, 9))
+def test_both_probes_from_one_draw_equal_the_two_probes_to_the_last_bit(
+    length: int, dim: int, seed: int, sequences: int
+) -> None:
+    r"""Page 9 draws both probes from one draw (issue 46: the draw was most of a move's cost): every number must be
+    that of the two separate calls, bit for bit (the running sum overwrites the draw, so the mean must come first)."""
+    pair = pc.nope_position_probes(length, dim, sequences=sequences, seed=seed)
+    for causal, probe in zip((True, False), pair, strict=True):
+        alone = pc.nope_position_probe(length, dim, sequences=sequences, causal=causal, seed=seed)
+        for got, expected in zip(probe, alone, strict=True):
+            np.testing.assert_array_equal(got, expected)

@@ -1,9 +1,10 @@
 r"""Page 7 (context extension): a model read layer by layer, for every preset and for a pasted ``config.json``.
 
 :func:`posenc_core.model_layers` gives one record per decoder layer (whether it rotates, its base, window, rotary
-dimensions, scaling, query temperature); the strip draws them one cell a layer (page 9's strip of a preset, page 7's of a
-pasted config), and the wavelength chart each kind of layer that rotates. The kinds of layer a model has are the options of the page's layer selectors, so the other figures
-show the kind the reader picks. Recipes and words only: :mod:`.view` puts them into the page's view.
+dimensions, scaling, query temperature); the strip draws them one cell a layer (page 9's strip of a preset, page 7's
+of a pasted config), and the wavelength chart each kind of layer that rotates. The kinds of layer a model has are the
+options of the page's layer selectors, so the other figures show the kind the reader picks. Recipes and words only:
+:mod:`.view` puts them into the page's view.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from posenc_core import (
     model_layers,
     mrope_offset_scores,
     nope_position_probe,
+    nope_position_probes,
     pair_wavelengths,
     rope_frequencies,
     rope_frequencies_from_config,
@@ -153,12 +154,13 @@ def check_reach(v: Values) -> Check:
 
 
 @memo
-def _probe(length: int, dim: int, seed: int, causal: bool):
-    return nope_position_probe(length, dim, causal=causal, seed=seed)
+def _probes_at(length: int, dim: int, seed: int):
+    return nope_position_probes(length, dim, seed=seed)  # one draw for both (the draw is most of the cost)
 
 
 def _probes(v: Values):
-    return _probe(v["length"], v["dim"], v["seed"], True), _probe(v["length"], v["dim"], v["seed"], False)
+    r"""``(with the causal mask, without it)``: the probe of the page's settings."""
+    return _probes_at(v["length"], v["dim"], v["seed"])
 
 
 def _mask_names(lang: str) -> tuple[str, str]:
