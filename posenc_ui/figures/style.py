@@ -443,8 +443,9 @@ def title_units(width: float, size: float = TITLE_SIZE) -> float:
 
 def rewrap(layout: dict, width: float) -> dict:
     r"""``layout`` (a figure dict's, from :func:`figure`) with its title wrapped for a figure ``width`` px wide: the
-    widest of ``meta.titles`` that fits, the top margin and the height changed by :data:`TITLE_LINE` per line
-    gained or lost. The chart component does the same in the browser (:mod:`posenc_ui.frame.chart`)."""
+    widest of ``meta.titles`` that fits, the top margin and the height changed by a line per line gained or lost
+    (:data:`TITLE_LINE` at the template's title size, in proportion for an enlarged title). The chart component does
+    the same in the browser (:mod:`posenc_ui.frame.chart`)."""
     wraps = (layout.get("meta") or {}).get("titles")
     title = layout.get("title") or {}
     if not wraps or not isinstance(title, dict):
@@ -452,7 +453,7 @@ def rewrap(layout: dict, width: float) -> dict:
     size = (title.get("font") or {}).get("size") or TITLE_SIZE
     units = title_units(width, size)
     text = next((w for u, w in reversed(wraps) if u <= units), wraps[0][1])
-    change = TITLE_LINE * (text.count("<br>") - str(title.get("text", "")).count("<br>"))
+    change = round(TITLE_LINE * size / TITLE_SIZE) * (text.count("<br>") - str(title.get("text", "")).count("<br>"))
     margin = dict(layout.get("margin") or {})
     margin["t"] = margin.get("t", TOP_MARGIN) + change
     height = (layout.get("height") or HEIGHT) + change
@@ -484,6 +485,10 @@ def enlarged(spec: dict, font: int) -> dict:
         layout["title"] = {**title, "font": {**(title.get("font") or {}), "size": round(size * factor, 1)}}
     if isinstance(layout.get("annotations"), list | tuple):
         layout["annotations"] = [_scaled(a, "font", factor) for a in layout["annotations"]]
+    # the top margin holds the title's lines and any label above the plot, all drawn larger: it grows with them (an
+    # enlarged title ran into a line's label above the plot); the figure keeps the height it was given (a projector's)
+    top = (layout.get("margin") or {}).get("t", TOP_MARGIN)
+    layout["margin"] = {**(layout.get("margin") or {}), "t": round(top * factor)}
     for key, value in list(layout.items()):
         if key.startswith(("xaxis", "yaxis")) and isinstance(value, dict):
             layout[key] = _scaled(value, "tickfont", factor)

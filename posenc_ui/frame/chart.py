@@ -121,7 +121,7 @@ const charts = (window.__posencCharts ??= (() => {
     if (!wraps || !div.clientWidth) return layout;
     const w = WRAP, units = (div.clientWidth - 8) / (w.unit * (title.font?.size ?? w.size) / w.size);
     const text = (wraps.findLast((o) => o[0] <= units) ?? wraps[0])[1];
-    const more = w.line * (lines(text) - lines(title.text));
+    const more = Math.round(w.line * (title.font?.size ?? w.size) / w.size) * (lines(text) - lines(title.text));
     return { ...layout, title: { ...title, text, pad: { l: 4, t: w.pad + w.lift * (lines(text) > 1) } },
       margin: { ...layout.margin, t: (layout.margin?.t ?? w.top) + more }, height: (layout.height ?? w.height) + more };
   };

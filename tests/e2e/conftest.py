@@ -51,6 +51,19 @@ def console_errors(page: Page) -> list[str]:
     return errors
 
 
+#: Text of a figure that runs into its title, as "title / text": an axis title (a y-axis title longer than the plot
+#: is high spills past its top) or an annotation (a line's label above the plot, under an enlarged title).
+TEXT_ON_TITLE = """() => [...document.querySelectorAll('.posenc-chart')].flatMap((chart) => {
+  const title = chart.querySelector('.g-gtitle'), t = title && title.getBoundingClientRect();
+  if (!t || !t.height) return [];
+  const others = [...chart.querySelectorAll('.infolayer > g[class$="title"]:not(.g-gtitle), .infolayer .annotation')];
+  return others.filter((other) => {
+    const a = other.getBoundingClientRect();
+    return a.width && a.left < t.right - 1 && t.left < a.right - 1 && a.top < t.bottom - 1 && t.top < a.bottom - 1;
+  }).map((other) => `${title.textContent.slice(0, 40)} / ${other.textContent.slice(0, 30)}`);
+})"""
+
+
 def wait_rendered(page: Page, *, charts: int = 0) -> None:
     r"""Until the script has run, the connection is up and at least ``charts`` Plotly charts have drawn."""
     # The real model's page loads the model and runs its forwards on its first visit to a server (about two minutes on

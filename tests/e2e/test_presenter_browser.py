@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from conftest import SCREENSHOTS, goto, wait_rendered
+from conftest import SCREENSHOTS, TEXT_ON_TITLE, goto, wait_rendered
 from playwright.sync_api import Page, expect
 
 from posenc_ui import catalog
@@ -60,6 +60,18 @@ def test_presenter_fits_a_projector_and_steps(page: Page, app_url: str, console_
         assert page.evaluate(frame) == "none", "a focus frame around the whole slide"
         page.screenshot(path=str(SCREENSHOTS / f"present-{page_id}-{lang}-step2-1280x720.png"))
     assert not console_errors
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("entry", catalog.PAGES, ids=lambda p: p.id)
+def test_presenter_mode_draws_no_text_over_a_figures_title(page: Page, app_url: str, entry, lang: str) -> None:
+    # presenter mode enlarges a figure's text, not its height: the top margin must grow with the title (an enlarged
+    # title ran into the label of a line above the plot on pages 10 and 11)
+    page.set_viewport_size(PROJECTOR)
+    goto(page, f"{app_url}/{entry.url_path}?lang={lang}&present=true", charts=1)
+    page.wait_for_timeout(500)  # plotly's first layout pass
+    assert not page.evaluate(TEXT_ON_TITLE)
+    assert_on_screen(page.evaluate(CHART_BOX))
 
 
 @pytest.mark.parametrize(("path", "figure"), [("ALiBi", "bias"), ("RoPE", "clocks"), ("Context_extension", "pasted")])
