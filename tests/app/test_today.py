@@ -10,6 +10,8 @@ import numpy as np
 import plotly.io as pio
 import pytest
 
+import posenc_core.nope as core_nope
+from posenc_ui.frame import widget_key
 from posenc_ui.lesson import PageRefusal
 from posenc_ui.lessons.today.media import (
     LAYOUTS,
@@ -229,3 +231,20 @@ def test_the_two_layouts_and_the_head_are_what_transformers_builds_and_the_words
         for lang in words:
             for key in ("today.mrope_axes", "today.fig_axes"):
                 assert str(rotary.mrope_section) in words[lang][key], (name, lang, key)
+
+
+def test_a_move_of_the_probes_length_draws_its_random_values_once(open_page, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 46: the probe's draw of (64, L, d) normals was most of a move's cost at large settings, paid twice (with
+    # and without the mask); both readings now come from one draw. Counts draws, not seconds.
+    at = open_page(SCRIPT, lang="en", params={"dim": "240", "seed": "97"})
+    draws: list[tuple] = []
+    real = core_nope._values
+
+    def values(*args):
+        draws.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(core_nope, "_values", values)
+    at.slider(key=widget_key("today", "length")).set_value(1008).run()
+    assert not at.exception
+    assert draws == [(1008, 240, 64, 97)]
