@@ -30,9 +30,10 @@ and its factor changes by ~1e-3 over S, still 100 times the noise.
 
 A family transformers cannot build at its defaults is in ``lm_families.UNBUILT``, one model_layers refuses in
 ``lm_families.REFUSED`` (not built here); one that cannot run tiny is in :data:`UNRUN` with the reason, one that runs
-but not on a cache in :data:`UNCACHED`, and one whose layers attend more than a window can say in
-:data:`NOT_COMPARED`; a family a new release adds fails here until it runs or is named. The file builds and runs
-~175 tiny models twice: ~11 minutes on the shared two-core machine (689 s measured for the runs, under load).
+but not on a cache in :data:`UNCACHED`, one too big to build tiny in :data:`TOO_BIG`, and one whose layers attend
+more than a window can say in :data:`NOT_COMPARED`; a family a new release adds fails here until it runs or is named.
+The file builds and runs ~175 tiny models twice: 10–20 minutes on the shared two-core machine (1,345 s measured under
+a load of 5, before Vibevoice-ASR was set aside in :data:`TOO_BIG`).
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ NOT_A_WINDOW = {
     "chunk_size_lm_head": "Reformer's output chunking (not built)",
     "max_inference_chunksize": "xLSTM's recurrent chunking",
     "left_chunk": "Phi-4-multimodal's audio encoder's left context",
+    "n_window": "Qwen3-ASR's audio encoder's window",
 }
 #: The length a query temperature steps at, made tiny so its step falls within S (field → value).
 TEMPERATURE_LENGTHS = {"floor_scale": 4, "log_scaling_n_floor": 4}
@@ -144,6 +146,12 @@ UNRUN = {
     "xmod": "its forward needs a language adapter set",
     "zamba": "its Mamba widths are not hidden_size's",
     "zamba2": "its Mamba widths are not hidden_size's",
+}
+
+#: Families not built here, and why (their decoder is checked under its own model_type).
+TOO_BIG = {
+    "vibevoice_asr": "its acoustic and semantic tokenizers are not made tiny by these fields: 13 GB and 2 minutes; "
+    "its decoder is Qwen2's",
 }
 
 #: Families that run but not on a cache, so their temperature is not measured, and why.
@@ -242,21 +250,11 @@ def _build(model_type: str, class_name: str):
         try:
             small = _tiny(given, decoder_only=not given.is_encoder_decoder)
             small._attn_implementation = "eager"
-            try:
-                pc.model_layers(json.loads(small.to_json_string()))
-            except pc.PosEncError as exc:
-                raise _Refused(model_type) from exc  # before building it: BLT's towers are not made tiny
             torch.manual_seed(0)
             return small, cls(small).eval()
-        except _Refused:
-            raise
         except Exception as exc:  # named in UNBUILT / UNRUN
             errors.append(f"{type(exc).__name__}: {exc}")
     raise RuntimeError(" | ".join(errors))
-
-
-class _Refused(Exception):
-    r"""model_layers refuses the family (``lm_families.REFUSED``): nothing to compare, so it is not built."""
 
 
 class _Probe:
@@ -351,19 +349,18 @@ class Ran:
     ratios: dict[int, np.ndarray]  # layer → (L,) logit spread of the cached run over the first
 
 
-def _families() -> tuple[list[Ran], dict[str, str], dict[str, str], set[str]]:
-    ran, failed, uncached, refused = [], {}, {}, set()
+def _families() -> tuple[list[Ran], dict[str, str], dict[str, str]]:
+    ran, failed, uncached = [], {}, {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         transformers.logging.set_verbosity_error()
         for model_type, class_name in sorted(language_model_classes().items()):
+            if model_type in TOO_BIG or model_type in REFUSED:
+                continue  # REFUSED: nothing to compare (BLT's towers would not be made tiny either)
             try:
                 config, model = _build(model_type, class_name)
                 probe = _Probe(model)
                 first = probe.run(model, cached=False)
-            except _Refused:
-                refused.add(model_type)
-                continue
             except Exception as exc:  # named in UNBUILT / UNRUN
                 failed[model_type] = f"{type(exc).__name__}: {exc}"
                 continue
@@ -374,17 +371,18 @@ def _families() -> tuple[list[Ran], dict[str, str], dict[str, str], set[str]]:
             attended = {i: (w > 0).any(0).any(0).numpy() for i, w in first.items()}
             ratios = {i: _logit_ratio(first[i], second[i]) for i in first if i in second}
             ran.append(Ran(model_type, json.loads(config.to_json_string()), attended, ratios))
-    return ran, failed, uncached, refused
+    return ran, failed, uncached
 
 
-RAN, FAILED, UNCACHED_NOW, REFUSED_NOW = _families()
+RAN, FAILED, UNCACHED_NOW = _families()
 
 
 def test_every_family_runs_tiny_or_is_named():
     assert len(RAN) >= 170
+    assert set(TOO_BIG) <= set(language_model_classes())
     assert sorted(FAILED) == sorted({**UNBUILT, **UNRUN}), {k: v[:200] for k, v in FAILED.items()}
     assert sorted(UNCACHED_NOW) == sorted(UNCACHED), UNCACHED_NOW
-    assert sorted(REFUSED_NOW) == sorted(REFUSED)
+    assert set(REFUSED) <= set(language_model_classes())
 
 
 def test_every_field_named_like_a_window_is_set_or_named_not_one():
