@@ -101,7 +101,7 @@ from .pairs import (
 from .reach import LayerReach, layer_reach
 from .registry import ROPE_REGISTRY, ROPE_TYPES, RopeFrequencies, RopeType, rope_frequencies
 from .rerope import rerope_relative_positions, rerope_scores
-from .temperature import QueryTemperature, query_temperature
+from .temperature import TEMPERATURE_FORMS, QueryTemperature, query_temperature
 
 __all__ = [
     "BLOCK_KINDS",
@@ -114,6 +114,7 @@ __all__ = [
     "ROPE_REGISTRY",
     "ROPE_TYPES",
     "SCALED_TYPES",
+    "TEMPERATURE_FORMS",
     "BlockKind",
     "ConfigScaling",
     "EntropyCurves",

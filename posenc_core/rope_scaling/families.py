@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ..errors import PosEncError, as_int
+from .temperature import QueryTemperature
 
 __all__ = ["FAMILY_CONVENTIONS", "FamilyConvention", "family_convention"]
 
@@ -32,8 +33,9 @@ class FamilyConvention:
     ``no_rope_layers`` nor the interval; ``chunked_rope_layers``: without ``layer_types``, the rotating layers are
     "chunked_attention" (Llama 4); ``sliding_window_pattern``: without ``layer_types``, every k-th layer is global and
     the others slide (Gemma 3: 6, Gemma 2: 2); ``global_head_dim``: the head of the full_attention layers when the
-    config gives neither it nor a per_layer_config (Gemma 4: 512); ``source`` is the transformers code that decides
-    it."""
+    config gives neither it nor a per_layer_config (Gemma 4: 512); ``nope_temperature``: the query temperature its
+    code applies on its NoPE layers with no config key asking for it (Beam); ``source`` is the transformers code that
+    decides it."""
 
     model_types: tuple[str, ...]
     source: str
@@ -48,6 +50,7 @@ class FamilyConvention:
     chunked_rope_layers: bool = False
     sliding_window_pattern: int | None = None
     global_head_dim: int | None = None
+    nope_temperature: QueryTemperature | None = None
 
 
 def _memory_attention_head(config: Mapping[str, object]) -> int:
@@ -158,6 +161,11 @@ _CONVENTIONS = (
         ("exaone4", "exaone_moe", "kolibri1"),
         "Exaone4Attention: `if self.sliding_window is None or self.is_sliding` applies RoPE",
         rotates=_sliding_only_if_windowed,
+    ),
+    FamilyConvention(
+        ("beam",),
+        "modeling_beam.compute_attention_scaling: the NoPE layers' queries times (1 + (p + 1)/2048)^0.1",
+        nope_temperature=QueryTemperature("compute_attention_scaling", 0.1, 2048, 1, "power"),
     ),
     FamilyConvention(
         ("zamba2",),

@@ -133,6 +133,7 @@ class FamilyLayout:
     ``window``: the field that gives its attention layers' sliding window; ``attention_nope``: its attention layers
     do not rotate although the config may carry RoPE fields; ``blocks``: what the family's own layer-type names build
     (Zaya's "hybrid" layers are plain attention); ``sliding``: its layer types that attend in ``sliding_window``;
+    ``window_unused``: its config stores a ``sliding_window`` that its modeling code never masks with (Moshi);
     ``refusal``: the sentence saying what posenc does not model about it; ``source``: the transformers code that
     decides it."""
 
@@ -148,6 +149,7 @@ class FamilyLayout:
     attention_nope: bool = False
     blocks: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     sliding: tuple[str, ...] = ()
+    window_unused: bool = False
     refusal: str | None = None
 
 
@@ -216,6 +218,19 @@ def _nemotron_h(config: Mapping[str, object], count: int) -> list[str]:
     return [names[char] for char in pattern]
 
 
+def _gpt_neo(config: Mapping[str, object], count: int) -> list[str]:
+    r"""GPTNeoConfig.expand_attention_types_params: ``attention_types`` [[["global", "local"], 12]] repeats each
+    pattern its count of times; "local" layers slide over window_size keys, "global" ones see everything."""
+    layers = config.get("attention_layers")
+    if layers is None:
+        layers = []
+        for pattern, repeats in config.get("attention_types") or [[["global", "local"], 12]]:
+            layers.extend(list(pattern) * as_int("attention_types repeats", repeats, lo=0))
+    if not isinstance(layers, list) or any(kind not in ("global", "local") for kind in layers):
+        raise PosEncError(f"attention_layers must be a list of 'global' / 'local', got {layers!s:.60}")
+    return ["sliding_attention" if kind == "local" else "full_attention" for kind in layers]
+
+
 def _recurrent(config: Mapping[str, object], count: int) -> list[str]:
     return ["recurrent"] * count
 
@@ -233,10 +248,13 @@ _LAYOUTS = (
     ),
     FamilyLayout(
         ("gpt_neo",),
-        "GPTNeoModel.wpe = nn.Embedding(max_position_embeddings, …); its local layers see window_size keys",
+        "GPTNeoModel.wpe = nn.Embedding(max_position_embeddings, …); GPTNeoSelfAttention: a 'local' layer's mask "
+        "keeps the window_size keys i − window_size < j ≤ i (tril(bias, -window_size) removed)",
         position="learned_absolute",
         counts=("max_position_embeddings",),
         default_count=2048,
+        layout=_gpt_neo,
+        window="window_size",
     ),
     FamilyLayout(
         ("opt", "biogpt"),
@@ -404,12 +422,20 @@ _LAYOUTS = (
     FamilyLayout(
         ("inkling_text", "inkling2_text", "inkling", "inkling2"),
         "InklingAttention: no RoPE; InklingRelativeLogits adds a bias over the last rel_extent distances that each "
-        "query mixes from a learned bank by its own hidden state; 'hybrid_sliding' layers attend in sliding_window",
+        "query mixes from a learned bank by its own hidden state; 'hybrid_sliding' layers attend in "
+        "sliding_window_size (config.json's name; sliding_window in the config class)",
         position="data_dependent",
         counts=("rel_extent",),
         default_count=1024,
         blocks=MappingProxyType({"hybrid": "attention", "hybrid_sliding": "attention"}),
         sliding=("hybrid_sliding",),
+        window="sliding_window_size",
+    ),
+    FamilyLayout(
+        ("moshi",),
+        "MoshiDecoderLayer keeps config.sliding_window but MoshiModel masks every layer with create_causal_mask: "
+        "no window",
+        window_unused=True,
     ),
     FamilyLayout(
         ("xlnet",),

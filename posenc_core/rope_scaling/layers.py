@@ -28,6 +28,7 @@ per_layer_config                         one layer's own fields (Gemma 4's globa
 position_embedding_type                  not rope / rotary: no layer rotates
 attn_temperature_tuning, floor_scale,    Llama 4's query temperature on its NoPE layers
 attn_scale
+log_scaling_n_floor, log_scaling_alpha   Inkling's query temperature on its layers without a window
 rope_parameters["llama_4_scaling_beta"]  Mistral 3's query temperature on every layer
 mrope_section (mrope_interleaved)        which of the (t, h, w) position ids each pair reads (M-RoPE)
 text_config                              a vision-language model's decoder (when the top level has no head)
@@ -42,7 +43,7 @@ alibi, position_embedding_type           ALiBi (Falcon), a learned table ("absol
 Each record also says what mixes the layer's tokens (``block``) and how its attention sees position (``position``,
 ``positions``), from the registries of :mod:`.layer_kinds`.
 
-The query temperatures (Llama 4, Mistral 3) are :mod:`.temperature`.
+The query temperatures (Llama 4, Mistral 3, Inkling, Beam) are :mod:`.temperature`.
 """
 
 from __future__ import annotations
@@ -186,6 +187,8 @@ def _with_layout(config: Mapping[str, object]) -> Mapping[str, object]:
         out["layer_types"] = layout.layout(out, _layer_count(out))
     if layout.window is not None and out.get(layout.window) is not None:
         out["sliding_window"] = out[layout.window]
+    if layout.window_unused:
+        out["sliding_window"] = None  # stored, never masked with: every layer sees the whole context
     return out
 
 
@@ -328,7 +331,7 @@ def _layer(config: Mapping[str, object], attention_type: str, rotates: bool, seq
     if not rotates:
         return _still_layer(config, attention_type, layer_type, window)
     rope = layer_rope(config, layer_type=layer_type)
-    temperature = layer_temperature(config, rope.temperature, rotates=rotates)
+    temperature = layer_temperature(config, rope.temperature, rotates=rotates, sliding=window is not None)
     freqs = rope_frequencies(
         rope.head_dim,
         base=rope.base,
@@ -367,6 +370,7 @@ def _still_layer(
     scheme from :mod:`.layer_kinds`, ALiBi, a learned table, or nothing), its head size and query temperature."""
     block = _block(config, attention_type)
     attends = BLOCK_KINDS[block].attends
+    convention = family_convention(config)
     position = _position_kind(config) if attends else ("none" if block == "mlp" else "recurrence")
     if block == "cross_attention":
         position = "nope"  # Mllama: the keys are image tokens; the layer applies no position of its own
@@ -380,7 +384,10 @@ def _still_layer(
             rope = None  # a recurrent / MLP layer of a model without attention heads (Mamba, RWKV)
         if rope is not None:
             head = rope.head_dim if head is None else head
-            temperature = layer_temperature(config, rope.temperature, rotates=False)
+            nope = convention.nope_temperature if convention is not None else None
+            temperature = layer_temperature(
+                config, rope.temperature, rotates=False, sliding=window is not None, nope_temperature=nope
+            )
     kind = attention_type if attention_type in NO_ATTENTION else NOPE
     return LayerPosition(
         0,

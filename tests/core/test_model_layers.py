@@ -381,3 +381,53 @@ def test_a_family_it_does_not_model_is_refused_with_a_sentence():
     with pytest.raises(pc.PosEncError, match="XLNet") as info:
         pc.model_layers({"model_type": "xlnet", "n_layer": 2, "d_model": 64, "n_head": 4})
     assert info.value.code == "not_modelled"
+
+
+def test_gpt_neo_local_layers_attend_window_size_keys_and_global_ones_everything():
+    # GPTNeoSelfAttention: a "local" layer removes tril(bias, -window_size), keeping i − window_size < j ≤ i
+    from transformers import GPTNeoConfig
+
+    config = GPTNeoConfig(num_layers=4, attention_types=[[["global", "local"], 2]], window_size=256)
+    layers = pc.model_layers(as_json(config))
+    assert [(layer.attention_type, layer.window) for layer in layers] == [
+        ("full_attention", None),
+        ("sliding_attention", 256),
+    ] * 2
+    raw = {k: v for k, v in as_json(config).items() if k != "attention_layers"}  # an older config.json
+    assert [layer.window for layer in pc.model_layers(raw)] == [None, 256] * 2
+
+
+def test_moshi_stores_a_sliding_window_its_mask_never_applies():
+    # MoshiModel masks every layer with create_causal_mask; MoshiDecoderLayer.sliding_window is never read
+    from transformers import MoshiConfig
+
+    layers = pc.model_layers(as_json(MoshiConfig()))
+    assert {(layer.attention_type, layer.window) for layer in layers} == {("full_attention", None)}
+
+
+def test_inkling2_sliding_layers_read_sliding_window_size_and_its_global_layers_a_log_temperature():
+    # Inkling2FullAttention: tau = 1 + alpha * ln(max(1, (p + 1)/n_floor)) on the non-sliding layers only
+    from transformers import Inkling2TextConfig
+
+    config = Inkling2TextConfig(num_hidden_layers=6, sliding_window_size=64, log_scaling_n_floor=100)
+    layers = pc.model_layers(as_json(config))
+    assert [layer.window for layer in layers] == [64] * 5 + [None]
+    assert [layer.temperature for layer in layers[:5]] == [None] * 5
+    temperature = layers[5].temperature
+    assert temperature == pc.QueryTemperature("log_scaling_n_floor", config.log_scaling_alpha, 100, 1, "log")
+    p = np.array([0, 98, 99, 1000, 10**6])
+    want = [1 + config.log_scaling_alpha * math.log(max(1.0, (q + 1) / 100)) for q in p]
+    np.testing.assert_allclose(temperature.at(p), want, rtol=1e-15, atol=0)
+
+
+def test_beam_nope_layers_scale_their_queries_as_its_compute_attention_scaling():
+    from transformers import BeamConfig
+    from transformers.models.beam.modeling_beam import compute_attention_scaling
+
+    layers = pc.model_layers(as_json(BeamConfig()))
+    nope = [layer for layer in layers if not layer.rotates]
+    assert nope and all(layer.temperature is not None for layer in nope)
+    assert all(layer.temperature is None for layer in layers if layer.rotates)
+    positions = torch.tensor([[0, 1, 2047, 4096, 100_000]])
+    want = compute_attention_scaling(positions).flatten().numpy()  # float32
+    np.testing.assert_allclose(nope[0].temperature.at(positions[0].numpy()), want, rtol=1e-6, atol=0)

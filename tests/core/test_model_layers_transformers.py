@@ -35,49 +35,15 @@ from dataclasses import dataclass
 import pytest
 import torch
 import transformers
-from transformers.models.auto import configuration_auto, modeling_auto
+from lm_families import REFUSED, TOWER, UNBUILT, class_prefix, decoder_layers, language_model_classes, module_kind
+from transformers.models.auto import configuration_auto
 
 import posenc_core as pc
 
 pytestmark = pytest.mark.slow
 
-#: Families transformers itself cannot build from their default config (or the text config under it): named, why.
-UNBUILT = {
-    "cohere_compass_text": "KeyError 'full_attention' at its defaults",
-    "dbrx": "DbrxAttentionConfig has no rope_theta at its defaults",
-    "dots1": "torch.empty fails at its defaults",
-    "gemma3n": "needs the timm library",
-    "gemma4_assistant": "its config fails validate_architecture at its defaults",
-    "gemma4_unified_assistant": "its layer types producing a cache do not match at its defaults",
-    "hunyuan_v1_dense": "rope_theta is None at its defaults",
-    "hunyuan_v1_moe": "rope_theta is None at its defaults",
-    "lfm2_moe": "layer_types is None at its defaults",
-    "ministral": "rope_theta is None at its defaults",
-    "musicgen": "a composite config without the decoder's fields at its defaults",
-    "musicgen_melody": "a composite config without the decoder's fields at its defaults",
-    "nemotron": "head_dim is None at its defaults",
-    "qwen4_exp": "its text config's head_dim is None at its defaults",
-    "qwen4_exp_text": "head_dim is None at its defaults",
-    "reformer": "ReformerModelWithLMHead needs is_decoder=True",
-}
-
-#: Families model_layers refuses, with why (its sentence says the same to a reader).
-REFUSED = {
-    "xlnet": "Transformer-XL's relative sinusoids with learned biases: not modelled",
-    "cpmant": "CPM-Ant's segment-and-bucket relative bias: not modelled",
-    "prophetnet": "ProphetNet's n-stream relative buckets beside a learned table: not modelled",
-    "hrm_text": "one stack of layers run again in cycles: not one list of layers",
-    "blt": "a byte-level local encoder and decoder around a global transformer: not modelled",
-    "glm4_moe": "42 · 0.5 = 21 rotary dims at its defaults: odd (test_transformers_families.py)",
-}
-_LAYER_LIST = re.compile(r"(^|\.)(layers|layer|h|blocks|block|attentions)$")
-_RECURRENT = re.compile(
-    r"Mamba|Mixer|Recurrent|Rglru|RgLru|Rwkv|RWKV|DeltaNet|DeltaAttention|LinearAttention|Lightning|LSTM|Lstm|Ssm"
-)
-_CONV = re.compile(r"ShortConv")
 #: A call that rotates q (GPT-J and CodeGen build no rotary module); a definition alone rotates nothing (Jamba).
 _ROTATES = re.compile(r"(?<!def )(apply_rotary\w*|rotate_every_two)\(\s*(q|query|sinusoidal_pos)")
-_TOWER = re.compile(r"vision|audio|image|speech|depth|patcher|visual")
 _POSITION_TABLE = re.compile(r"(^|\.)(wpe|embed_positions|position_embeddings|positions_embed|pos_embed)$")
 
 
@@ -90,40 +56,14 @@ class Built:
     positions: int | None
 
 
-def _decoder_layers(model: torch.nn.Module) -> tuple[str, list[torch.nn.Module]]:
-    r"""The decoder's layers: the longest ModuleList of layer modules outside a vision / audio tower, under "decoder"
-    where the model has one (an encoder-decoder; a decoder-only BERT keeps its stack under "encoder")."""
-    lists = [
-        (name, module)
-        for name, module in model.named_modules()
-        if isinstance(module, torch.nn.ModuleList) and _LAYER_LIST.search(name) and len(module)
-    ]
-    lists = [(n, m) for n, m in lists if not _TOWER.search(n)]
-    decoder = [(n, m) for n, m in lists if "decoder" in n]
-    if not lists:
-        raise LookupError(f"no ModuleList of layers in {type(model).__name__}")
-    name, layers = max(decoder or lists, key=lambda item: len(item[1]))
-    return name, list(layers)
-
-
 def _block(layer: torch.nn.Module, prefix: str) -> str:
     r"""What mixes a layer's tokens, by the classes (and names) of the modules transformers put in it; ``prefix`` is
     the family's class prefix, left out before matching (RecurrentGemma's attention is not recurrent, Kimi-Linear's
     full attention is not linear), except where the prefix names the recurrence (RWKV's "self-attention" and xLSTM's
     layer are its recurrent mixers)."""
-    selfish = cross = recurrent = conv = False
-    for name, module in layer.named_modules():
-        full = type(module).__name__
-        kind = full.removeprefix(prefix)
-        if _RECURRENT.search(kind) or (full.startswith(("Rwkv", "xLSTM")) and kind in ("SelfAttention", "Layer")):
-            recurrent = True
-        elif "Attention" in kind or re.search(r"MLA$", kind):
-            if "Cross" in kind or re.search(r"encoder_attn|cross", name, flags=re.I):
-                cross = True
-            else:
-                selfish = True
-        elif _CONV.search(kind):
-            conv = True
+    kinds = {module_kind(name, module, prefix) for name, module in layer.named_modules()}
+    selfish, cross = "self_attention" in kinds, "cross_attention" in kinds
+    recurrent, conv = "recurrent" in kinds, "convolution" in kinds
     if selfish and recurrent:
         return "hybrid"
     if selfish:
@@ -145,7 +85,7 @@ def _position(model: torch.nn.Module, config, source: str, stack: str, whole: st
     names = {
         name: module
         for name, module in model.named_modules()
-        if not _TOWER.search(name) and ("encoder" in stack or "encoder" not in name)
+        if not TOWER.search(name) and ("encoder" in stack or "encoder" not in name)
     }
     if any("RelativeLogits" in type(m).__name__ for m in names.values()):  # Inkling: a bias each token computes
         return "data_dependent", getattr(config, "rel_extent", None)
@@ -204,10 +144,7 @@ def _build(model_type: str, class_name: str):
 
 
 def _families() -> tuple[list[Built], dict[str, str]]:
-    mapping = {
-        **modeling_auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
-        **modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-    }
+    mapping = language_model_classes()
     built, failed = [], {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -218,9 +155,9 @@ def _families() -> tuple[list[Built], dict[str, str]]:
             except Exception as exc:  # listed in UNBUILT
                 failed[model_type] = str(exc)
                 continue
-            prefix = re.sub(r"(For|LMHead|WithLMHead|Model).*$", "", type(model).__name__)
+            prefix = class_prefix(model)
             try:
-                stack, layers = _decoder_layers(model)
+                stack, layers = decoder_layers(model)
             except LookupError as exc:
                 failed[model_type] = str(exc)
                 continue
