@@ -30,6 +30,7 @@ TORCH_FILES = frozenset(
         "app/test_lab.py",
         "app/test_lab_queue.py",
         "core/test_model_layers_transformers.py",
+        "core/test_model_layers_windows.py",
         "core/test_transformers_families.py",
         "core/test_transformers_parity.py",
     }
