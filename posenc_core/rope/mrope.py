@@ -139,6 +139,38 @@ def mrope_offset_scores(
     return np.cos(angles).mean(axis=1)
 
 
+def mrope_grid_scores(
+    dt: int, dh: object, dw: object, inv_freq: object, mrope_section: object, *, interleaved: bool = False
+) -> np.ndarray:
+    r"""(len(dh), len(dw)): :func:`mrope_offset_scores` at every offset (Δt, dh[r], dw[c]), a grid of patch offsets
+    one frame gap Δt apart.
+
+    Each pair reads one axis, so d/2 times the score is a sum of three parts, :math:`T(\Delta t) + H(\Delta h) +
+    W(\Delta w)`, each the cosines of one axis' pairs. Hence
+
+    .. math::
+        S(\Delta t, \Delta h, \Delta w) = S(\Delta t, \Delta h, 0) + S(\Delta t, 0, \Delta w) - S(\Delta t, 0, 0),
+
+    since :math:`T + H(\Delta h) + W(0)` plus :math:`T + H(0) + W(\Delta w)` minus :math:`T + H(0) + W(0)` leaves
+    :math:`T + H(\Delta h) + W(\Delta w)`. Two lines and one point of :func:`mrope_offset_scores` make the grid:
+    O((H + W)·d) cosines instead of O(H·W·d) (33 MB of angles for 257 × 257 offsets at d = 128). It agrees with the
+    grid evaluated point by point to rounding (tested).
+    Paper: Wang et al. 2024 (Qwen2-VL), arXiv:2409.12191, §2.1.
+    """
+    dh = as_array("dh", dh, ndim=1).astype(np.float64)
+    dw = as_array("dw", dw, ndim=1).astype(np.float64)
+    check_elements("mrope_grid_scores", (dh.shape[0], dw.shape[0]))
+
+    def line(t: np.ndarray, h: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return mrope_offset_scores(np.stack([t, h, w]), inv_freq, mrope_section, interleaved=interleaved)
+
+    along_h = line(np.full(dh.shape, dt, dtype=np.float64), dh, np.zeros_like(dh))  # S(Δt, Δh, 0)
+    along_w = line(np.full(dw.shape, dt, dtype=np.float64), np.zeros_like(dw), dw)  # S(Δt, 0, Δw)
+    origin = line(np.array([dt], dtype=np.float64), np.zeros(1), np.zeros(1))  # S(Δt, 0, 0)
+    # S(Δt, Δh, Δw) = S(Δt, Δh, 0) + S(Δt, 0, Δw) − S(Δt, 0, 0)
+    return along_h[:, None] + (along_w - origin)[None, :]
+
+
 def mrope_axis_wavelengths(inv_freq: object, mrope_section: object, *, interleaved: bool = False) -> np.ndarray:
     r"""(3, 3): for each axis t, h, w the shortest and longest wavelength :math:`2\pi/\theta_i` among the pairs that
     read it, and how many pairs do (0, 0, 0 for an axis with none; a pair with θ = 0 has no wavelength and is left out).

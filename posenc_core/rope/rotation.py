@@ -170,7 +170,12 @@ def rope_scores(
     key_pairing = pairing if key_pairing is None else as_choice("key_pairing", key_pairing, PAIRINGS)
     attention_factor = as_float("attention_factor", attention_factor, gt=0.0)
     if np.array_equal(query_positions, key_positions):  # one cos/sin table for both (the usual self-attention)
-        q_rot, k_rot = _rotate_many((q, k), query_positions, inv_freq, attention_factor, (pairing, key_pairing))
+        # With one pairing, q and k may be rotated in any order of their columns that they share: a score is a sum
+        # over the columns. Pair by pair, in memory, is the order that needs no copy back (_rotate_many).
+        pairs_adjacent = pairing == key_pairing
+        q_rot, k_rot = _rotate_many(
+            (q, k), query_positions, inv_freq, attention_factor, (pairing, key_pairing), pairs_adjacent=pairs_adjacent
+        )
     else:
         q_rot = _rotate(q, query_positions, inv_freq, attention_factor, pairing)
         k_rot = _rotate(k, key_positions, inv_freq, attention_factor, key_pairing)
@@ -325,8 +330,16 @@ def _rotate_many(
     inv_freq: np.ndarray,
     attention_factor: float,
     pairings: tuple[str, ...],
+    *,
+    pairs_adjacent: bool = False,
 ) -> list[np.ndarray]:
-    r""":func:`_rotate` of several arrays at the same positions, each block of the cos/sin table made once."""
+    r""":func:`_rotate` of several arrays at the same positions, each block of the cos/sin table made once.
+
+    ``pairs_adjacent``: return each rotated pair in two adjacent columns, :math:`(x'_1, x'_2)` at (2i, 2i + 1),
+    whatever the pairing (the columns beyond the rotated pairs stay where they are). A caller that only takes dot
+    products between the results (:func:`rope_scores`) gets the same sums in another order, and "half" skips a copy:
+    the pairs are written straight into the output as complex numbers and turned there.
+    """
     for x in xs:
         _check_rows(x, positions, inv_freq)
     n = inv_freq.shape[0]
@@ -345,6 +358,9 @@ def _rotate_many(
             src, dst = x[..., start:stop, :], out[..., start:stop, :]
             if pairing == "interleaved":  # pair i = (x_{2i}, x_{2i+1}) is a complex number in memory
                 np.multiply(src[..., : 2 * n].view(complex_dtype), phasor, out=dst[..., : 2 * n].view(complex_dtype))
+            elif pairs_adjacent:  # pair i = (x_i, x_{i+n}), written to columns (2i, 2i + 1) and turned in place
+                dst[..., 0 : 2 * n : 2], dst[..., 1 : 2 * n : 2] = src[..., :n], src[..., n : 2 * n]
+                dst[..., : 2 * n].view(complex_dtype)[...] *= phasor
             else:  # pair i = (x_i, x_{i+n})
                 z = np.empty((*src.shape[:-1], n), dtype=complex_dtype)
                 z.real, z.imag = src[..., :n], src[..., n : 2 * n]

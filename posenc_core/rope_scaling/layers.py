@@ -161,13 +161,12 @@ def distinct_layer_types(layers: object) -> tuple[LayerPosition, ...]:
     of first appearance: Gemma 3 → (sliding, full); Llama 4 → (chunked RoPE, NoPE)."""
     if not isinstance(layers, tuple | list):
         raise PosEncError(f"layers must be the records model_layers returns, got {type(layers).__name__}")
-    out: list[LayerPosition] = []
+    first: dict[tuple, LayerPosition] = {}  # keeps the order of first appearance
     for layer in layers:
         if not isinstance(layer, LayerPosition):
             raise PosEncError(f"layers must hold LayerPosition records, got {type(layer).__name__}")
-        if not any(layer.same_kind(seen) for seen in out):
-            out.append(layer)
-    return tuple(out)
+        first.setdefault(_kind(layer), layer)
+    return tuple(first.values())
 
 
 # --- reading the config ----------------------------------------------------------------------------------------------
@@ -470,11 +469,11 @@ def _mrope(
     return tuple(int(count) for count in section), bool(interleaved)
 
 
+#: Every field of a :class:`LayerPosition` but its index: what :meth:`LayerPosition.same_kind` compares.
+_KIND_FIELDS = tuple(item.name for item in fields(LayerPosition)[1:])
+
+
 def _kind(layer: LayerPosition) -> tuple:
-    values = []
-    for item in fields(LayerPosition)[1:]:
-        value = getattr(layer, item.name)
-        if isinstance(value, RopeFrequencies):
-            value = (value.inv_freq.tobytes(), value.attention_factor)
-        values.append(value)
-    return tuple(values)
+    r"""``layer`` without its index, as a hashable tuple (frequencies by their bytes)."""
+    values = (getattr(layer, name) for name in _KIND_FIELDS)
+    return tuple((v.inv_freq.tobytes(), v.attention_factor) if isinstance(v, RopeFrequencies) else v for v in values)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 MAX_SIDE = 512
-#: float32 → base64 (×4/3) → JSON with "/" escaped as \u002f (×~1.33): ~7 bytes a cell, ~0.85 MB at most.
+#: float32 → base64 (×4/3): ~5.3 bytes a cell in the sent JSON, ~0.64 MB at most.
 MAX_CELLS = 120_000
 
 

@@ -124,3 +124,22 @@ def test_moving_each_slider_on_the_page_computes_no_entropy_mean(open_page, coun
     rise = _core_changes(37)
     line = next(line for box in at.success for line in box.value.split("\n\n") if "n = 37·L" in line)
     assert f"{rise['plain']:+.2f} nats plain" in line and f"{rise['log_n']:+.2f} with Su" in line
+
+
+def test_moving_a_slider_reads_the_presets_layers_no_more(open_page, monkeypatch: pytest.MonkeyPatch) -> None:
+    r"""Most of page 7's recipes start from the chosen preset's config for one kind of layer, and the selector of that
+    kind offers the preset's kinds. Both were read from the model's layers again on every move that missed a
+    recipe: a fifth of a move's time (issue 46). After the page's first run, a move of each slider reads neither."""
+    from posenc_ui.lessons.extension import layers
+
+    at = open_page(SCRIPT)
+    assert not at.exception
+    calls: list[str] = []
+    for name in ("layer_config", "lesson_kinds"):
+        real = getattr(layers, name)
+        monkeypatch.setattr(layers, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    moves = {"factor": 29, "stretch": 13, "beta_fast": 71, "beta_slow": 2, "window": 304}
+    for name, value in moves.items():
+        next(s for s in at.slider if s.key == f"extension.{name}").set_value(value).run()
+        assert not at.exception, name
+    assert calls == []

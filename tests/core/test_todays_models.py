@@ -234,6 +234,28 @@ def test_mrope_offset_scores_equal_the_loop(offsets, interleaved):
         assert got[k] == pytest.approx(expected, abs=1e-12)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    dt=st.integers(-300, 300),
+    dh=st.lists(st.integers(-500, 500), min_size=1, max_size=9),
+    dw=st.lists(st.integers(-500, 500), min_size=1, max_size=9),
+    interleaved=st.booleans(),
+)
+def test_mrope_grid_scores_are_the_score_at_every_point_of_the_grid(dt, dh, dw, interleaved):
+    """The grid made from two lines and a point (issue 46) against the loop over pairs at each (Δt, Δh, Δw). Each
+    score is a mean of 64 cosines; the grid adds three of them, so the two differ by a few rounding errors of a
+    number ≤ 3 in size: 1e-12 leaves a thousandfold margin."""
+    section = [24, 20, 20] if interleaved else [16, 24, 24]
+    inv_freq = pc.rope_inv_freq(128, base=1e6)
+    got = pc.mrope_grid_scores(dt, dh, dw, inv_freq, section, interleaved=interleaved)
+    assert got.shape == (len(dh), len(dw))
+    for r, h in enumerate(dh):
+        for c, w in enumerate(dw):
+            delta = (dt, h, w)
+            expected = sum(math.cos(delta[_axis_loop(i, section, interleaved)] * inv_freq[i]) for i in range(64)) / 64
+            assert got[r, c] == pytest.approx(expected, abs=1e-12)
+
+
 @settings(max_examples=30, deadline=None)
 @given(delta=st.integers(-(10**4), 10**4))
 def test_mrope_on_text_is_plain_rope(delta):

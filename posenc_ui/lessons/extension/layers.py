@@ -9,6 +9,7 @@ options of the page's layer selectors, so the other figures show the kind the re
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -74,16 +75,26 @@ def lesson_kinds(layers: Sequence[LayerPosition]) -> tuple[str, ...]:
     return tuple(name for name in rotating_kinds(layers) if ordinary(kinds[name]))
 
 
+@memo
+def _preset_lesson_kinds(model: str) -> tuple[str, ...]:
+    return lesson_kinds(preset_layers(model))
+
+
 def _options_of_model(state: Mapping[str, Any]) -> tuple[str, ...]:
     try:
-        return lesson_kinds(preset_layers(state["model"]))
+        return _preset_lesson_kinds(state["model"])
     except (PosEncError, KeyError):
         return ()
 
 
+@memo
+def _pasted_lesson_kinds(text: str) -> tuple[str, ...]:
+    return lesson_kinds(pasted_layers(text))
+
+
 def _options_of_config(state: Mapping[str, Any]) -> tuple[str, ...]:
     try:
-        return lesson_kinds(pasted_layers(state["config"]))
+        return _pasted_lesson_kinds(state["config"])
     except (PosEncError, KeyError):
         return ()
 
@@ -133,6 +144,12 @@ def layer_config(config: Mapping[str, Any], layers: Sequence[LayerPosition], nam
 
 def model_config(model: str, layer: str) -> dict[str, Any]:
     r"""Preset ``model``'s config for its layers of kind ``layer`` (:func:`layer_config`; a fresh dict)."""
+    return copy.deepcopy(_model_config(model, layer))
+
+
+@memo
+def _model_config(model: str, layer: str) -> dict[str, Any]:
+    # read once per (model, layer): most of the page's recipes start from it, and a move misses several of them
     return layer_config(load_presets()[model].config(), preset_layers(model), layer)
 
 

@@ -16,6 +16,7 @@ from posenc_core import (
     mla_fold_residuals,
     mla_kv_cache,
     mrope_axis_wavelengths,
+    mrope_grid_scores,
     mrope_offset_scores,
     mrope_pair_axes,
     mrope_position_ids,
@@ -122,10 +123,8 @@ def scores_figure(v: Values, lang: str) -> go.Figure:
 def grid_figure(v: Values, lang: str) -> go.Figure:
     section, interleaved = _layout(v["layout"])
     steps = np.arange(-v["extent"], v["extent"] + 1)
-    dh, dw = np.meshgrid(steps, steps, indexing="ij")  # rows Δh, columns Δw
-    offsets = np.stack([np.full(dh.size, v["dt"]), dh.ravel(), dw.ravel()])  # (3, N): (Δt, Δh, Δw)
     inv_freq = rope_inv_freq(MROPE_HEAD, base=MROPE_BASE)
-    score = mrope_offset_scores(offsets, inv_freq, section, interleaved=interleaved).reshape(dh.shape)
+    score = mrope_grid_scores(v["dt"], steps, steps, inv_freq, section, interleaved=interleaved)  # rows Δh, cols Δw
     title = t("today.fig_grid", lang, layout=t(f"today.layout.{v['layout']}", lang), dt=v["dt"])
     return figs.score_grid(steps, score, title=title, lang=lang)
 
