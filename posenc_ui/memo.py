@@ -97,6 +97,15 @@ MODEL_BYTES = 32 * 2**20
 MODEL = pool(MODEL_BYTES, largest=MODEL_BYTES // 4)
 
 
+#: Intermediates that cost a large part of a second each and weigh a few tens of KB: page 9's NoPE probe (both
+#: readings of one draw of 64 × L × d normals: 0.8 s at L = 1,024 and d = 256, about 50 KB kept). In :data:`SCRATCH`
+#: the class's tables (32 MB each) pushed them out within a round, so every student's second visit to the page drew
+#: again at the settings they had left, each a second that the others of the process waited behind (issue 46: the
+#: page's round-2 p95 was 3 s). 16 MB holds a class's worth (50 students × a few settings each).
+DEAR_BYTES = 16 * 2**20
+DEAR = pool(DEAR_BYTES, largest=DEAR_BYTES // 64)
+
+
 #: What a page shows that reads no parameter (a fixed demonstration: a probe over twelve random blocks, every preset's
 #: wavelengths): one result per recipe and language, the same for every reader, kept for the process's life. A few
 #: dozen small results (34, 0.2 MB in all), several of them seconds to compute: in :data:`RESULTS`, a class's traffic

@@ -248,3 +248,28 @@ def test_a_move_of_the_probes_length_draws_its_random_values_once(open_page, mon
     at.slider(key=widget_key("today", "length")).set_value(1008).run()
     assert not at.exception
     assert draws == [(1008, 240, 64, 97)]
+
+
+def test_the_probe_at_a_readers_settings_outlives_a_class_worth_of_other_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    r"""Issue 46: the probe costs up to a second to draw and weighs kilobytes; in the pool of big tables a class's
+    traffic pushed it out, and every student's second visit drew again (page 9's round-2 p95: 3 s). After both
+    bounded pools are flooded with more than they hold, the probe at the same settings is not drawn again."""
+    from posenc_ui import memo as memo_module
+
+    draws: list[tuple] = []
+    real = core_nope._values
+    monkeypatch.setattr(core_nope, "_values", lambda *args: draws.append(args) or real(*args))
+    v = {**values(), "length": 912, "dim": 176, "seed": 61}
+    VIEW.checks["probe"](v)
+    try:
+        for i in range(600):  # 300 MB of tables and figures: more than SCRATCH and RESULTS hold together
+            memo_module.SCRATCH[("flood", i)] = np.zeros(2**16)
+            memo_module.RESULTS[("flood", i)] = np.zeros(2**16)
+        memo_module.RESULTS.clear()  # the check's own result too: only the probe itself may be kept
+        assert VIEW.checks["probe"](v).passed
+    finally:
+        memo_module.SCRATCH.clear()
+        memo_module.RESULTS.clear()
+    assert draws == [(912, 176, 64, 61)]

@@ -31,7 +31,7 @@ from posenc_core import (
 
 from ...i18n import t
 from ...lesson import Check, Explain, PageEntry, PageRefusal, Values, View, uses
-from ...memo import memo
+from ...memo import DEAR, memo
 from ...presets import PRESET_IDS, load_presets
 from ...state import ChoiceParam, IntParam
 from ..extension import figures_layers as layer_figs
@@ -153,7 +153,7 @@ def check_reach(v: Values) -> Check:
 # --- 2. why NoPE works in a decoder ----------------------------------------------------------------------------------
 
 
-@memo
+@memo(budget=DEAR)  # seconds to draw, kilobytes to keep: a pool that the class's big tables cannot flush
 def _probes_at(length: int, dim: int, seed: int):
     return nope_position_probes(length, dim, seed=seed)  # one draw for both (the draw is most of the cost)
 
