@@ -31,6 +31,8 @@ from .errors import PosEncError, as_array
 _MIN_ROWS_FOR_SPLIT = 64
 #: Entries per chunk of a (distances × pairs) table reduced by :func:`reduce_in_chunks`: 4 MiB of float64.
 CHUNK_ELEMENTS = 2**19
+#: Entries per block of a table consumed while in cache (:func:`reduce_in_chunks`): 512 KiB of complex128.
+BLOCK_ELEMENTS = 2**15
 #: The most distances a curve over distance may hold.
 MAX_DISTANCES = 10**7
 
@@ -115,12 +117,17 @@ def check_distances(distances: object, name: str = "distances") -> np.ndarray:
 def reduce_in_chunks(
     distances: np.ndarray, freqs: np.ndarray, reduce: Callable[[np.ndarray], np.ndarray]
 ) -> np.ndarray:
-    r"""``reduce`` of the (rows, n) tables :math:`e^{\mathrm{i}\,r\,\omega_i}`, one chunk of distances at a time.
+    r"""``reduce`` of the (rows, n) tables :math:`e^{\mathrm{i}\,r\,\omega_i}`, one block of distances at a time.
 
-    Chunks of about :data:`CHUNK_ELEMENTS` entries keep 10^6 distances within a few tens of MB whatever n.
+    The blocks come from :func:`phasor_blocks` over all the distances (one angle split for all of them), about
+    :data:`BLOCK_ELEMENTS` entries each, consumed while in cache: 10^6 distances never make a whole table. ``reduce``
+    gets a view that the next block overwrites; it returns what it keeps. Against whole chunks of
+    :data:`CHUNK_ELEMENTS` entries, each a fresh complex array: 2.4 against 6.9 ms for page 3's similarity curve at
+    L = 2,500 and d = 520 (issue 46).
     """
     out = np.empty(distances.shape[0])
-    for start, stop, table in chunks(distances, freqs):
+    rows = max(1, BLOCK_ELEMENTS // max(1, freqs.shape[0]))
+    for start, stop, table in phasor_blocks(distances, freqs, block_rows=rows):
         out[start:stop] = reduce(table)
     return out
 

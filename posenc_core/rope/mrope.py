@@ -157,6 +157,7 @@ def mrope_grid_scores(
     grid evaluated point by point to rounding (tested).
     Paper: Wang et al. 2024 (Qwen2-VL), arXiv:2409.12191, §2.1.
     """
+    dt = as_float("dt", dt)
     dh = as_array("dh", dh, ndim=1).astype(np.float64)
     dw = as_array("dw", dw, ndim=1).astype(np.float64)
     check_elements("mrope_grid_scores", (dh.shape[0], dw.shape[0]))
