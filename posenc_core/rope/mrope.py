@@ -140,7 +140,7 @@ def mrope_offset_scores(
 
 
 def mrope_grid_scores(
-    dt: int, dh: object, dw: object, inv_freq: object, mrope_section: object, *, interleaved: bool = False
+    dt: float, dh: object, dw: object, inv_freq: object, mrope_section: object, *, interleaved: bool = False
 ) -> np.ndarray:
     r"""(len(dh), len(dw)): :func:`mrope_offset_scores` at every offset (Δt, dh[r], dw[c]), a grid of patch offsets
     one frame gap Δt apart.

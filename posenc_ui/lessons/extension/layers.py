@@ -10,6 +10,7 @@ options of the page's layer selectors, so the other figures show the kind the re
 from __future__ import annotations
 
 import copy
+import functools
 import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -75,7 +76,7 @@ def lesson_kinds(layers: Sequence[LayerPosition]) -> tuple[str, ...]:
     return tuple(name for name in rotating_kinds(layers) if ordinary(kinds[name]))
 
 
-@memo
+@functools.cache  # one entry a preset (a fixed, small set): no class's traffic pushes it out
 def _preset_lesson_kinds(model: str) -> tuple[str, ...]:
     return lesson_kinds(preset_layers(model))
 
@@ -147,7 +148,7 @@ def model_config(model: str, layer: str) -> dict[str, Any]:
     return copy.deepcopy(_model_config(model, layer))
 
 
-@memo
+@functools.cache  # one entry a preset and kind of layer (a fixed, small set)
 def _model_config(model: str, layer: str) -> dict[str, Any]:
     # read once per (model, layer): most of the page's recipes start from it, and a move misses several of them
     return layer_config(load_presets()[model].config(), preset_layers(model), layer)
