@@ -138,31 +138,55 @@ def test_serve_command_serves_through_nginx_starts_a_dead_backend_again_and_stop
         assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
 
 
-def _warm_backends() -> set[int]:
-    r"""The pids of every process of this machine started as a class deployment's backend."""
+#: An environment variable that marks the processes one test started (children inherit it).
+TAG = "POSENC_TEST_TAG"
+
+
+def _tagged(tag: str) -> set[int]:
+    r"""The pids of every process on this machine whose environment carries ``tag``: what a command started with it
+    left running (its backends, nginx). Other tests, on other workers, start and stop deployments of their own
+    meanwhile; counting every backend on the machine made the test below fail when one of theirs stopped."""
     found = set()
-    for proc in psutil.process_iter(["cmdline"]):
-        if "posenc_ui.serve.backend" in (proc.info["cmdline"] or []):
-            found.add(proc.pid)
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get(TAG) == tag:
+                found.add(proc.pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
     return found
 
 
 def test_serve_command_on_a_port_already_taken_says_so_and_leaves_nothing_running() -> None:
     with deployment(1) as dep:  # nginx listens on this port already
         taken = dep.url.rsplit(":", 1)[1]
-        before = _warm_backends()
+        tag = f"port-taken-{os.getpid()}-{time.monotonic_ns()}"
         cmd = [sys.executable, "-m", "posenc_ui.serve", "--processes", "1", "--address", "127.0.0.1", "--port", taken]
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env = {**os.environ, TAG: tag}
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             _, err = proc.communicate(timeout=120)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        after = _warm_backends()
+        left = _tagged(tag)
     assert proc.returncode == 1 and "Traceback" not in err
     assert f"cannot listen on 127.0.0.1:{taken}: Address already in use" in err
-    assert after == before  # the process the command had started is gone with it
+    assert left == set()  # the process the command had started is gone with it
+
+
+def test_the_tag_finds_what_a_deployment_started_while_it_runs() -> None:
+    r"""The check above can fail: a deployment started with the tag in its environment is found while it runs (this
+    process's own environment, as /proc shows it, is the one it started with: it never carries the tag)."""
+    tag = f"running-{os.getpid()}-{time.monotonic_ns()}"
+    os.environ[TAG] = tag
+    try:
+        with deployment(1, warm=False) as dep:
+            running = _tagged(tag)
+            assert {proc.pid for proc in dep.backends} <= running and os.getpid() not in running
+    finally:
+        del os.environ[TAG]
+    assert _tagged(tag) == set()
 
 
 def _get(url: str) -> tuple[int, str]:
