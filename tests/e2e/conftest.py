@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 from server import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, start_server, stop_server
 
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -20,6 +20,10 @@ SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 #: How long a page's first run may take: the real model's page loads the model and computes its defaults then.
 FIRST_RUN_MS = 360_000
 KNOWN_PROBE = re.compile(r"/_stcore/(health|host-config)$")
+#: How long an ``expect`` waits for what a rerun draws. Playwright's 5 s default was once too short on the CI machine
+#: while xdist's other worker ran the real model: opening the share box reruns the RoPE page, and its code block
+#: came later than that.
+expect.set_options(timeout=30_000)
 
 
 @pytest.fixture(scope="session")
