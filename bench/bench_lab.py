@@ -34,7 +34,16 @@ IMPORT_SECONDS = time.perf_counter() - started
 import torch.nn.functional as F  # noqa: E402
 
 from posenc_core.torch_backend import pick_device  # noqa: E402
-from posenc_lab.tasks import ENCODINGS, LIVE_DEFAULT, PRESETS, TASKS, LabConfig, batches_for, for_task  # noqa: E402
+from posenc_lab.tasks import (  # noqa: E402
+    ENCODINGS,
+    LIVE_DEFAULT,
+    PRECISIONS,
+    PRESETS,
+    TASKS,
+    LabConfig,
+    batches_for,
+    for_task,
+)
 from posenc_lab.train import TinyLM, _learning_rate, _train, run_lab  # noqa: E402
 
 
@@ -47,15 +56,17 @@ def available_devices() -> list[str]:
     return devices
 
 
-def timed_run(config, device: str, repeat: int) -> dict:
+def timed_run(config, device: str, repeat: int, graphed: bool | None = None) -> dict:
     r"""The best of ``repeat`` whole runs on ``device``: wall seconds, training seconds, tokens/s per encoding."""
     best: dict | None = None
     for _ in range(repeat):
         start = time.perf_counter()
-        results = run_lab(config, device=device)
+        results = run_lab(config, device=device, graphed=graphed)
         wall = time.perf_counter() - start
         row = {
             "device": results["device"],
+            "device_name": device_name(device),
+            "graphed": results["graphed"],
             "wall_seconds": wall,
             "train_seconds": sum(run["train_seconds"] for run in results["runs"].values()),
             "tokens_per_second": {name: run["tokens_per_second"] for name, run in results["runs"].items()},
@@ -64,6 +75,19 @@ def timed_run(config, device: str, repeat: int) -> dict:
             best = row
     assert best is not None
     return best
+
+
+def device_name(device: str) -> str:
+    r"""The card's own name on CUDA (the figures depend on it); the device's kind elsewhere."""
+    return torch.cuda.get_device_name() if device == "cuda" else device
+
+
+def variants(devices: list[str], eager: bool) -> dict[str, tuple[str, bool | None]]:
+    r"""What to time, by label: each device as the lab runs it; with ``eager``, CUDA op by op as well (no graph)."""
+    rows: dict[str, tuple[str, bool | None]] = {device: (device, None) for device in devices}
+    if eager and "cuda" in devices:
+        rows["cuda-eager"] = ("cuda", False)
+    return rows
 
 
 def _synchronize(device: torch.device) -> None:
@@ -128,6 +152,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--baseline", action="store_true", help="also time training stacked against one by one")
     ap.add_argument("--json", help="also write the figures here")
     ap.add_argument("--all", action="store_true", help="every lab encoding, not the live run's default six")
+    ap.add_argument("--precision", choices=PRECISIONS, help="float32 products on CUDA (default: the preset's)")
+    ap.add_argument("--eager", action="store_true", help="on CUDA, also time the run launched op by op (no graph)")
     args = ap.parse_args(argv)
     # the page's live default trains the families not marked lab_opt_in; --all adds the 2025 designs
     config = dataclasses.replace(
@@ -135,29 +161,39 @@ def main(argv: list[str] | None = None) -> None:
     )
     if args.steps:
         config = dataclasses.replace(config, steps=args.steps)
+    if args.precision:
+        config = dataclasses.replace(config, precision=args.precision)
     devices = args.devices.split(",") if args.devices else available_devices()
     if args.preset == "gpu" and not args.devices:
         devices = [d for d in devices if d != "cpu"] or ["cpu"]
     print(
         f"torch {torch.__version__}: import {IMPORT_SECONDS:.2f} s; preset {args.preset}, task {args.task}, "
-        f"{len(config.encodings)} encodings × {config.steps} steps, threads {torch.get_num_threads()}"
+        f"{len(config.encodings)} encodings × {config.steps} steps, products {config.precision}, "
+        f"threads {torch.get_num_threads()}"
     )
-    rows = {device: timed_run(config, device, args.repeat) for device in devices}
-    for device, row in rows.items():
+    rows = {
+        label: timed_run(config, device, args.repeat, graphed)
+        for label, (device, graphed) in variants(devices, args.eager).items()
+    }
+    for label, row in rows.items():
         tokens = len(config.encodings) * config.steps * config.batch_size * (config.train_length - 1)
+        how = "CUDA graph" if row["graphed"] else "op by op"
         print(
-            f"{device:5s} whole run {row['wall_seconds']:7.2f} s (training {row['train_seconds']:.2f} s, "
-            f"{tokens / row['train_seconds'] / 1e3:.0f}k tokens/s over all encodings)"
+            f"{label:10s} whole run {row['wall_seconds']:7.2f} s (training {row['train_seconds']:.2f} s, "
+            f"{tokens / row['train_seconds'] / 1e3:.0f}k tokens/s over all encodings; {row['device_name']}, {how})"
         )
-        if device != "cpu" and "cpu" in rows:
+        if label != "cpu" and "cpu" in rows:
             ratio = rows["cpu"]["wall_seconds"] / row["wall_seconds"]
-            print(f"      {device} / cpu: {ratio:.1f}× faster, whole run, same process")
+            print(f"           {label} / cpu: {ratio:.1f}× faster, whole run, same process")
+    if "cuda-eager" in rows:
+        ratio = rows["cuda-eager"]["wall_seconds"] / rows["cuda"]["wall_seconds"]
+        print(f"           cuda graph / op by op: {ratio:.2f}× faster, whole run, same process")
     if args.baseline:
-        for device, row in rows.items():
-            row["trainers"] = compare_trainers(config, device, max(args.repeat, 1))
+        for label, row in rows.items():
+            row["trainers"] = compare_trainers(config, variants(devices, args.eager)[label][0], max(args.repeat, 1))
             both = row["trainers"]
             print(
-                f"{device:5s} training: stacked {both['stacked_seconds']:.2f} s, one by one "
+                f"{label:10s} training: stacked {both['stacked_seconds']:.2f} s, one by one "
                 f"{both['one_by_one_seconds']:.2f} s: "
                 f"{both['one_by_one_seconds'] / both['stacked_seconds']:.2f}× faster stacked"
             )

@@ -74,6 +74,10 @@ EXTENSIONS = (None, *(name for name, entry in ROPE_REGISTRY.items() if entry.in_
 SCORED_BY = ("position", "distance")
 
 
+#: How float32 matrix products may run on CUDA (:attr:`LabConfig.precision`).
+PRECISIONS = ("float32", "tf32", "bf16")
+
+
 @dataclass(frozen=True)
 class LabConfig:
     """Everything that decides a run of one seed; two runs with equal configs give equal results on one device."""
@@ -97,6 +101,9 @@ class LabConfig:
     t5_buckets: int = 32
     t5_max_distance: int = 128
     p_rope: float = P_ROPE_FRACTION  # p-RoPE's fraction of turning pairs (the fastest; the rest at frequency 0)
+    # float32 products on CUDA: in full ("float32"), as TensorFloat-32 ("tf32") or autocast to bfloat16 ("bf16"); a
+    # preset uses a reduced one only where runs on the device show that it changes no verdict. No effect elsewhere.
+    precision: str = "float32"
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -112,6 +119,8 @@ class LabConfig:
             raise PosEncError(f"p_rope must be in (0, 1], got {self.p_rope}")
         if self.train_length < 4:
             raise PosEncError(f"train_length must be at least 4, got {self.train_length}")
+        if self.precision not in PRECISIONS:
+            raise PosEncError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
 
     @property
     def eval_length(self) -> int:

@@ -18,31 +18,48 @@ RoPE model is also run zero-shot at ``extension_factor`` × with PI, NTK-aware a
 Command line (deterministic for a seed on a given device; ``--preset gpu`` is the larger run for a CUDA machine)::
 
     python -m posenc_lab --task {lag,retrieval,text} --preset {tiny,cpu,gpu} --seeds N \
-        --out results.json [--device cpu|cuda|mps] [--encodings none,rope,…] [--p-rope 0.5]
+        --out results.json [--device cpu|cuda|mps] [--encodings none,rope,…] [--p-rope 0.5] \
+        [--precision float32|tf32|bf16] [--eager]
+
+On CUDA a training step is captured once as a CUDA graph and replayed (``--eager`` launches it op by op, as on a CPU):
+on an H200 the CPU preset's whole run took 0.76 s replayed against 3.36 s op by op (``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import json
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from posenc_core.errors import PosEncError
 from posenc_core.rope_scaling import ROPE_REGISTRY
 from posenc_core.torch_backend import pick_device
 
 from .batches import Batches
 from .model import TinyLM
 from .stack import Stack
-from .tasks import ENCODINGS, EXTENSIONS, PRESETS, TASKS, LabConfig, batches_for, for_task, optimal_loss, scored_at
+from .tasks import (
+    ENCODINGS,
+    EXTENSIONS,
+    PRECISIONS,
+    PRESETS,
+    TASKS,
+    LabConfig,
+    batches_for,
+    for_task,
+    optimal_loss,
+    scored_at,
+)
 
 __all__ = [
     "ENCODINGS",
@@ -74,12 +91,14 @@ def run_lab(
     seeds: Sequence[int] | None = None,
     device: str | None = None,
     progress: Progress | None = None,
+    graphed: bool | None = None,
 ) -> dict:
     r"""Train one model per encoding and seed, evaluate each, return everything as plain JSON-able data.
 
     ``runs.<encoding>.loss`` is the mean over seeds of the loss at each entry of ``positions`` (lag, text: the
     position of the predicted token; retrieval: the distance from the value to the query); ``loss_seeds`` holds each
-    seed's curve. ``optimal_loss`` is aligned with ``positions`` (``None`` for text).
+    seed's curve. ``optimal_loss`` is aligned with ``positions`` (``None`` for text). ``graphed``: see
+    :func:`_train`; every product (training and evaluation) runs at ``config.precision``.
     """
     seeds = [config.seed] if seeds is None else [int(s) for s in seeds]
     dev = pick_device(device)
@@ -88,15 +107,18 @@ def run_lab(
     for index, seed in enumerate(seeds):
         seeded = dataclasses.replace(config, seed=seed)
         source = batches_for(seeded, dev)
-        models, trained = _train(seeded, source, progress, done=index * config.steps, total=len(seeds) * config.steps)
-        for encoding, model in models.items():
-            stats = trained[encoding] | _evaluate(model, source, seeded.eval_length)
-            evaluate = functools.partial(_evaluate, model, source)  # (length, rope_type): a family's extra curves
-            stats |= model.hooks.record(model, evaluate, seed == seeds[0])
-            per_seed[encoding].append(stats)
+        done, total = index * config.steps, len(seeds) * config.steps
+        models, trained = _train(seeded, source, progress, done=done, total=total, graphed=graphed)
+        with products(config.precision, dev):
+            for encoding, model in models.items():
+                stats = trained[encoding] | _evaluate(model, source, seeded.eval_length)
+                evaluate = functools.partial(_evaluate, model, source)  # (length, rope_type): a family's extra curves
+                stats |= model.hooks.record(model, evaluate, seed == seeds[0])
+                per_seed[encoding].append(stats)
     if dev.type == "cuda":
         torch.cuda.synchronize()
     results = _results(config, seeds, dev, per_seed)
+    results["graphed"] = dev.type == "cuda" if graphed is None else graphed
     results["seconds"] = time.perf_counter() - started
     return results
 
@@ -148,10 +170,15 @@ def _learning_rate(config: LabConfig, step: int) -> float:
     return config.lr * min(1.0, (step + 1) / 30) * 0.5 * (1 + math.cos(math.pi * step / config.steps))
 
 
-def _train(config: LabConfig, source: Batches, progress: Progress | None, *, done: int, total: int):
+def _train(
+    config: LabConfig, source: Batches, progress: Progress | None, *, done: int, total: int, graphed: bool | None = None
+):
     r"""Every encoding's model for one seed, trained together as one :class:`Stack` on the same batches; returns the
     trained models by encoding and each one's training statistics. All train in the same wall time: each is credited
-    an equal share of it."""
+    an equal share of it.
+
+    ``graphed`` (default: on CUDA) captures the training step once as a CUDA graph and replays it (:class:`_Graphed`);
+    otherwise every step is launched op by op (:class:`_Eager`), the only way on a CPU or MPS."""
     device = source.device
     models = {}
     for encoding in config.encodings:
@@ -159,23 +186,22 @@ def _train(config: LabConfig, source: Batches, progress: Progress | None, *, don
         models[encoding] = TinyLM(config, encoding).to(device)
     stack = Stack(list(models.values()))
     scored_by = TASKS[config.task].scored_by
-    # No weight decay: untrained rows stay as they are. Fused: one kernel for every weight (also on a CPU: twelve
-    # (6, 256, 64) weights took 0.6 ms a step against 2.6 ms for the default).
-    optimizer = torch.optim.Adam(stack.parameters(), lr=config.lr, fused=device.type in FUSED_ADAM)
     generator = torch.Generator(device=device).manual_seed(config.seed)
+    graphed = device.type == "cuda" if graphed is None else graphed
+    if graphed and device.type != "cuda":
+        raise PosEncError(f"a training step is captured as a CUDA graph on a CUDA device only, not on {device.type}")
     losses = torch.zeros(config.steps, len(models), device=device)  # kept on the device: no wait on the host per step
     started = time.perf_counter()
-    for step in range(config.steps):
-        for group in optimizer.param_groups:
-            group["lr"] = _learning_rate(config, step)  # 30-step warm-up, then cosine decay
-        each = stack.losses(source.batch(config.batch_size, config.train_length, generator), scored_by)  # (E,)
-        optimizer.zero_grad(set_to_none=True)
-        each.sum().backward()  # the sum: each model's weights get their own loss's gradient
-        optimizer.step()
-        losses[step] = each.detach()
-        message = f"seed {config.seed}, {len(models)} models together: step {step + 1}/{config.steps}"
-        if progress is not None and not progress((done + step + 1) / total, message):
-            raise LabCancelled(f"cancelled at step {step + 1} of seed {config.seed}")
+    with products(config.precision, device):
+        batch = source.batch(config.batch_size, config.train_length, generator)
+        step = (_Graphed if graphed else _Eager)(stack, config, scored_by, batch)
+        for index in range(config.steps):
+            if index:
+                batch = source.batch(config.batch_size, config.train_length, generator)
+            losses[index] = step(batch, _learning_rate(config, index))  # 30-step warm-up, then cosine decay
+            message = f"seed {config.seed}, {len(models)} models together: step {index + 1}/{config.steps}"
+            if progress is not None and not progress((done + index + 1) / total, message):
+                raise LabCancelled(f"cancelled at step {index + 1} of seed {config.seed}")
     stack.unstack()
     losses = losses.cpu()  # waits for the device once, at the end
     share = (time.perf_counter() - started) / len(models)
@@ -188,6 +214,103 @@ def _train(config: LabConfig, source: Batches, progress: Progress | None, *, don
         }
         for e, member in enumerate(stack.members)  # the stack's order: each loss is its member's
     }
+
+
+class _Eager:
+    r"""One training step of the stack, op by op: returns (E,) each member's loss on ``batch`` before the step.
+
+    No weight decay: untrained rows stay as they are. Fused Adam: one kernel for every weight (also on a CPU: twelve
+    (6, 256, 64) weights took 0.6 ms a step against 2.6 ms for the default)."""
+
+    def __init__(self, stack: Stack, config: LabConfig, scored_by: str, batch: torch.Tensor) -> None:
+        self.stack, self.scored_by = stack, scored_by
+        fused = batch.device.type in FUSED_ADAM
+        self.optimizer = torch.optim.Adam(stack.parameters(), lr=config.lr, fused=fused)
+
+    def __call__(self, batch: torch.Tensor, lr: float) -> torch.Tensor:
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        each = self.stack.losses(batch, self.scored_by)  # (E,)
+        self.optimizer.zero_grad(set_to_none=True)
+        each.sum().backward()  # the sum: each model's weights get their own loss's gradient
+        self.optimizer.step()
+        return each.detach()
+
+
+class _Graphed:
+    r"""The same step captured once as a CUDA graph and replayed: one launch a step instead of hundreds.
+
+    A lab model is so small that a GPU spends a step launching kernels, not computing (see :mod:`posenc_lab.stack`).
+    A replay runs the captured kernels on the captured tensors, so the batch is copied into a fixed input and the
+    learning rate lives on the device, read by a capturable fused Adam. Capturing needs a few steps run first on a side
+    stream (the allocator, cuBLAS and Adam's state settle there); those steps are undone before the capture: the
+    weights are put back and Adam's moments and step count zeroed, so the run is the eager run's, up to the order of
+    float sums (``tests/torch/test_lab_graph.py`` compares the two on the device)."""
+
+    WARM_UP = 3
+
+    def __init__(self, stack: Stack, config: LabConfig, scored_by: str, batch: torch.Tensor) -> None:
+        params = list(stack.parameters())
+        self.tokens = batch.clone()
+        self.lr = torch.tensor(float(config.lr), device=batch.device)
+        optimizer = torch.optim.Adam(params, lr=self.lr, fused=True, capturable=True)
+        start = [p.detach().clone() for p in params]
+
+        def step() -> torch.Tensor:
+            each = stack.losses(self.tokens, scored_by)
+            each.sum().backward()
+            optimizer.step()
+            return each.detach()
+
+        side = torch.cuda.Stream(batch.device)
+        side.wait_stream(torch.cuda.current_stream(batch.device))
+        with torch.cuda.stream(side):
+            for _ in range(self.WARM_UP):
+                optimizer.zero_grad(set_to_none=True)
+                step()
+        torch.cuda.current_stream(batch.device).wait_stream(side)
+        with torch.no_grad():
+            for param, first in zip(params, start, strict=True):
+                param.copy_(first)
+            for state in optimizer.state.values():
+                for value in state.values():
+                    value.zero_()
+        optimizer.zero_grad(set_to_none=True)  # the captured backward writes the gradients afresh each replay
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph, capture_error_mode="thread_local"):  # other threads may use the GPU
+            self.each = step()
+
+    def __call__(self, batch: torch.Tensor, lr: float) -> torch.Tensor:
+        self.tokens.copy_(batch)
+        self.lr.fill_(lr)
+        self.graph.replay()
+        return self.each  # overwritten by the next replay: the caller copies it at once
+
+
+@contextlib.contextmanager
+def products(precision: str, device: torch.device) -> Iterator[None]:
+    r"""The lab's float32 products run as ``precision`` says while the block runs, on CUDA
+    (:data:`~posenc_lab.tasks.PRECISIONS`); elsewhere a no-op:
+
+    - ``"float32"``: in full;
+    - ``"tf32"``: matrix products on the tensor cores from TensorFloat-32 inputs (10-bit mantissas), float32 sums.
+      PyTorch's switch for it is process-wide: every thread's products change while the block runs;
+    - ``"bf16"``: autocast to bfloat16 (8-bit mantissas) where PyTorch's autocast lists allow it, float32 elsewhere
+      (layer norms, softmax, the loss) and in the weights and Adam. Autocast is per thread. Its cache of cast weights is
+      off: a weight cast once would go stale in a replayed step (PyTorch's CUDA-graph notes ask for this).
+    """
+    if device.type != "cuda" or precision == "float32":
+        yield
+    elif precision == "bf16":
+        with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+            yield
+    else:
+        before = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision("high")
+        try:
+            yield
+        finally:
+            torch.set_float32_matmul_precision(before)
 
 
 @torch.no_grad()
@@ -269,15 +392,18 @@ def main(argv: list[str] | None = None) -> None:
         "--add-to", help="a results file of the same task, preset and seeds: write it with these runs added"
     )
     parser.add_argument("--device", choices=("cuda", "mps", "cpu"), help="default: CUDA, then MPS, then CPU")
+    parser.add_argument("--precision", choices=PRECISIONS, help="float32 products on CUDA (default: the preset's)")
+    parser.add_argument("--eager", action="store_true", help="on CUDA too, launch every op (no CUDA graph)")
     args = parser.parse_args(argv)
     overrides: dict = {"seed": args.seed}
     overrides |= {"steps": args.steps} if args.steps else {}
     overrides |= {"lag": args.lag} if args.lag else {}
     overrides |= {"p_rope": args.p_rope} if args.p_rope else {}
     overrides |= {"encodings": tuple(args.encodings.split(","))} if args.encodings else {}
+    overrides |= {"precision": args.precision} if args.precision else {}
     config = dataclasses.replace(for_task(PRESETS[args.preset], args.task), **overrides)
     seeds = range(args.seed, args.seed + args.seeds)
-    results = run_lab(config, seeds=seeds, device=args.device, progress=_Bar())
+    results = run_lab(config, seeds=seeds, device=args.device, progress=_Bar(), graphed=False if args.eager else None)
     results["command"] = "python -m posenc_lab " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.add_to:  # another run's encodings beside these (posenc_lab.runs.add_runs)
         from .runs import add_runs, read_results
