@@ -1,11 +1,14 @@
 r"""Browser fixtures: one real ``streamlit run`` server per session, driven by Debian's Chromium.
 
 pytest-playwright launches the browser; :func:`browser_type_launch_args` points it at ``/usr/bin/chromium`` with the
-flags that keep it off the (closed) network. Screenshots land in ``artifacts/screenshots/`` for CI to keep.
+flags that keep it off the (closed) network. Screenshots land in ``artifacts/screenshots/`` (ignored by git) for a
+person to look at; the whole-page ones (:func:`full_screenshot`) only with ``POSENC_SCREENSHOTS=1``: each took 1–4 s
+on the 2-core CI machine, some eighty of them a run, and a run's artifacts are thrown away with its clone.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,8 +89,11 @@ def goto(page: Page, url: str, *, charts: int = 0) -> None:
     wait_rendered(page, charts=charts)
 
 
-def full_screenshot(page: Page, name: str) -> Path:
-    r"""The whole scrolling page (Streamlit scrolls an inner element, so the viewport is grown to fit it)."""
+def full_screenshot(page: Page, name: str) -> Path | None:
+    r"""The whole scrolling page (Streamlit scrolls an inner element, so the viewport is grown to fit it), where
+    ``POSENC_SCREENSHOTS`` asks for it; otherwise nothing (None)."""
+    if not os.environ.get("POSENC_SCREENSHOTS"):
+        return None
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     width = page.viewport_size["width"]
     height = page.evaluate(
