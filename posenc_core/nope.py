@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import as_array, as_bool, as_int, check_elements
+from .errors import as_array, as_bool, as_int
 
 __all__ = ["NopeProbe", "nope_position_probe", "nope_position_probes", "uniform_attention_average"]
 
@@ -70,49 +70,57 @@ def nope_position_probe(length: int, dim: int, *, sequences: int = 64, causal: b
     :math:`\mathbb{E}\lVert y_t\rVert^2 = d/t`, so the probe reads t to a relative spread set by d alone. Without
     it, :math:`y_t` is the same for every t of a sequence, each sequence holds every t once, so the fitted slope is
     0, the probe answers the mean of :math:`\log t` everywhere and R² is 0 (up to rounding), whatever the seed.
-    Papers: Haviv et al. 2022, arXiv:2203.16634; Kazemnejad et al. 2023, arXiv:2305.19466, §5.
+    The norms are drawn from their own random walk (:func:`_running_squares`), exactly as distributed as those of
+    drawn vectors. Papers: Haviv et al. 2022, arXiv:2203.16634; Kazemnejad et al. 2023, arXiv:2305.19466, §5.
     """
     causal = as_bool("causal", causal)
-    x, t = _values(length, dim, sequences, seed)
-    return _probe(_causal_square(x, t) if causal else _free_square(x), t, x.shape[-1])
+    running, t = _running_squares(length, dim, sequences, seed)
+    return _probe(running / t**2 if causal else _free_square(running, t), t, dim)
 
 
 def nope_position_probes(length: int, dim: int, *, sequences: int = 64, seed: int = 0) -> tuple[NopeProbe, NopeProbe]:
     r"""``(with the causal mask, without it)``: both :func:`nope_position_probe` readings of the same draw, equal to
-    the two calls to the last bit, for one draw of the (sequences, L, d) values instead of two (a page draws both).
+    the two calls to the last bit, for one draw instead of two (a page draws both).
     Papers: Haviv et al. 2022, arXiv:2203.16634; Kazemnejad et al. 2023, arXiv:2305.19466, §5.
     """
-    x, t = _values(length, dim, sequences, seed)
-    free = _free_square(x)  # first: the running sum below overwrites x
-    return _probe(_causal_square(x, t), t, x.shape[-1]), _probe(free, t, x.shape[-1])
+    running, t = _running_squares(length, dim, sequences, seed)
+    return _probe(running / t**2, t, dim), _probe(_free_square(running, t), t, dim)
 
 
-def _values(length: int, dim: int, sequences: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    r"""The probe's value vectors x (S, L, d), :math:`x_j \sim N(0, I_d)`, and the positions t = 1 … L."""
+def _running_squares(length: int, dim: int, sequences: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""(S, L) :math:`R_t = \lVert c_t\rVert^2`, the squared norms of the running sums :math:`c_t = \sum_{j\le t}x_j`
+    of S sequences of :math:`x_j \sim N(0, I_d)`, and the positions t = 1 … L, drawn without the S·L·d values.
+
+    Given :math:`c_{t-1}`, split the new vector along and across it: :math:`x_t = z_t u + w_t` with
+    :math:`u = c_{t-1}/\lVert c_{t-1}\rVert`, :math:`z_t \sim N(0, 1)` and :math:`\lVert w_t\rVert^2 \sim
+    \chi^2_{d-1}`, independent of each other and of the past (an isotropic Gaussian stays one in any orthonormal
+    basis). So :math:`R_t = (\sqrt{R_{t-1}} + z_t)^2 + \lVert w_t\rVert^2`, :math:`R_0 = 0`: the walk of the norms
+    has exactly the law of the norms of the drawn walk (a squared Bessel chain), at a cost of S·L numbers instead of
+    S·L·d (at the page's largest L = 1,024, d = 256: 0.90 s became 0.04 s on the 2-core machine, and every new
+    setting of a class paid it).
+    ``tests/core/test_todays_models.py`` checks the law: :math:`R_t/t \sim \chi^2_d` and
+    :math:`\mathrm{Cov}(R_s, R_t) = 2ds^2` for s ≤ t, as for vectors drawn and summed.
+    """
     length = as_int("length", length, lo=2, hi=8192)
     dim = as_int("dim", dim, lo=1, hi=4096)
     sequences = as_int("sequences", sequences, lo=2, hi=4096)
     seed = as_int("seed", seed, lo=0, hi=2**32 - 1)
-    check_elements("nope_position_probe", (sequences, length, dim))
-    x = np.random.default_rng(seed).standard_normal((sequences, length, dim))  # (S, L, d)
-    return x, np.arange(1, length + 1, dtype=np.float64)  # (L,)
+    rng = np.random.default_rng(seed)
+    along = rng.standard_normal((length, sequences))  # z_t
+    across = rng.chisquare(dim - 1, (length, sequences)) if dim > 1 else np.zeros((length, sequences))  # ‖w_t‖²
+    running = np.empty((length, sequences))
+    radius = np.zeros(sequences)  # ‖c_{t−1}‖
+    for step in range(length):
+        radius += along[step]
+        np.multiply(radius, radius, out=running[step])
+        running[step] += across[step]  # R_t = (‖c_{t−1}‖ + z_t)² + ‖w_t‖²
+        np.sqrt(running[step], out=radius)
+    return running.T, np.arange(1, length + 1, dtype=np.float64)
 
 
-# ‖y_t‖² of uniform_attention_average(x) without building y (S·L·d numbers, 134 MB at the page's largest settings,
-# each pass over them a few tenths of a second): under the mask y_t = c_t / t with c_t = Σ_{j≤t} x_j, so
-# ‖y_t‖² = ‖c_t‖² / t², the running sum taken in place; without it every y_t is the sequence's mean m, ‖m‖².
-
-
-def _causal_square(x: np.ndarray, t: np.ndarray) -> np.ndarray:
-    r"""(S, L): ‖y_t‖² under the mask; takes ``x`` over (its running sum is written into it)."""
-    running = np.cumsum(x, axis=1, out=x)  # (S, L, d): c_t
-    return np.einsum("sld,sld->sl", running, running) / t**2
-
-
-def _free_square(x: np.ndarray) -> np.ndarray:
-    r"""(S, L): ‖y_t‖² without the mask, ‖m‖² at every t."""
-    mean = x.mean(axis=1)  # (S, d)
-    return np.repeat(np.sum(mean * mean, axis=-1)[:, None], x.shape[1], axis=1)
+def _free_square(running: np.ndarray, t: np.ndarray) -> np.ndarray:
+    r"""(S, L): ‖y_t‖² without the mask: every y_t is the sequence's mean :math:`c_L / L`, so :math:`R_L / L^2`."""
+    return np.repeat((running[:, -1] / t[-1] ** 2)[:, None], running.shape[1], axis=1)
 
 
 def _probe(square: np.ndarray, t: np.ndarray, dim: int) -> NopeProbe:

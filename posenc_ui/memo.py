@@ -97,8 +97,9 @@ MODEL_BYTES = 32 * 2**20
 MODEL = pool(MODEL_BYTES, largest=MODEL_BYTES // 4)
 
 
-#: Intermediates that cost a large part of a second each and weigh a few tens of KB: page 9's NoPE probe (both
-#: readings of one draw of 64 × L × d normals: 0.8 s at L = 1,024 and d = 256, about 50 KB kept). In :data:`SCRATCH`
+#: Intermediates that cost a large part of a second each and weigh a few tens of KB: page 9's NoPE probe once took
+#: 0.8 s at L = 1,024 and d = 256 (both readings of one draw of 64 × L × d normals; it now draws the norms' own walk,
+#: 0.04 s) and keeps about 50 KB. In :data:`SCRATCH`
 #: the class's tables (32 MB each) pushed them out within a round, so every student's second visit to the page drew
 #: again at the settings they had left, each a second that the others of the process waited behind (issue 46: the
 #: page's round-2 p95 was 3 s). 16 MB holds a class's worth (50 students × a few settings each).

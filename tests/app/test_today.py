@@ -109,7 +109,7 @@ def test_partial_ropes_slowest_pair_never_turns_within_the_context_at_every_p(pr
 
 @pytest.mark.parametrize(("length", "dim"), [(16, 16), (48, 16), (1024, 16), (16, 256)])
 def test_the_probe_and_slope_claims_hold_for_every_seed_the_slider_offers(length: int, dim: int) -> None:
-    r"""The narrowest head (d = 16) is the worst case: R² is lowest at L = 16 and the slope strays most at L = 48
+    r"""The narrowest head (d = 16) is the worst case: R² is lowest and the slope strays most at L = 16
     (tests/core/test_todays_models.py gives the margins measured over every L and seed)."""
     for seed in SEEDS:
         v = values(length=length, dim=dim, seed=seed)
@@ -238,13 +238,13 @@ def test_a_move_of_the_probes_length_draws_its_random_values_once(open_page, mon
     # and without the mask); both readings now come from one draw. Counts draws, not seconds.
     at = open_page(SCRIPT, lang="en", params={"dim": "240", "seed": "97"})
     draws: list[tuple] = []
-    real = core_nope._values
+    real = core_nope._running_squares
 
     def values(*args):
         draws.append(args)
         return real(*args)
 
-    monkeypatch.setattr(core_nope, "_values", values)
+    monkeypatch.setattr(core_nope, "_running_squares", values)
     at.slider(key=widget_key("today", "length")).set_value(1008).run()
     assert not at.exception
     assert draws == [(1008, 240, 64, 97)]
@@ -259,8 +259,8 @@ def test_the_probe_at_a_readers_settings_outlives_a_class_worth_of_other_results
     from posenc_ui import memo as memo_module
 
     draws: list[tuple] = []
-    real = core_nope._values
-    monkeypatch.setattr(core_nope, "_values", lambda *args: draws.append(args) or real(*args))
+    real = core_nope._running_squares
+    monkeypatch.setattr(core_nope, "_running_squares", lambda *args: draws.append(args) or real(*args))
     v = {**values(), "length": 912, "dim": 176, "seed": 61}
     VIEW.checks["probe"](v)
     try:
