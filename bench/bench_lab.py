@@ -34,17 +34,8 @@ IMPORT_SECONDS = time.perf_counter() - started
 import torch.nn.functional as F  # noqa: E402
 
 from posenc_core.torch_backend import pick_device  # noqa: E402
-from posenc_lab.tasks import (  # noqa: E402
-    ENCODINGS,
-    LIVE_DEFAULT,
-    PRECISIONS,
-    PRESETS,
-    TASKS,
-    LabConfig,
-    batches_for,
-    for_task,
-)
-from posenc_lab.train import TinyLM, _learning_rate, _train, run_lab  # noqa: E402
+from posenc_lab.tasks import ENCODINGS, LIVE_DEFAULT, PRESETS, TASKS, LabConfig, batches_for, for_task  # noqa: E402
+from posenc_lab.train import PRECISIONS, TinyLM, _learning_rate, _train, run_lab  # noqa: E402
 
 
 def available_devices() -> list[str]:

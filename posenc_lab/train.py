@@ -64,6 +64,7 @@ from .tasks import (
 __all__ = [
     "ENCODINGS",
     "EXTENSIONS",
+    "PRECISIONS",
     "PRESETS",
     "TASKS",
     "LabCancelled",
