@@ -28,7 +28,8 @@ gradients and whole training runs against the models trained one by one).
   every head attends in one call. The other members' biases are constants, made once per length;
 - a bias computed from the data in every layer (FoX's forget gates, a family's ``gate_bias``), from each member's own
   normed input to that layer: (B, E·H, L, L), zero for the heads of members without one, added to the constant bias;
-- which layers rotate: each layer turns the heads of the members whose ``rotates`` says so (the hybrid's first only).
+- which layers rotate: each layer turns the heads of the members whose ``rotates`` says so (the hybrid's first only),
+  as one rotation of every head whose other members turn by 0 (exact: :func:`_layer_rotation`).
 """
 
 from __future__ import annotations
@@ -103,15 +104,17 @@ class Stack(nn.Module):
 
     # --- one block -------------------------------------------------------------------------------------------------
 
-    def _block(self, x: torch.Tensor, w: dict, layer: int, bias: list[torch.Tensor], rope: list[tuple]) -> torch.Tensor:
+    def _block(
+        self, x: torch.Tensor, w: dict, layer: int, bias: list[torch.Tensor], rope: tuple | None
+    ) -> torch.Tensor:
         r"""A pre-LN decoder block of every member at once, as ``Block.forward``; the members' heads side by side."""
         e, b, length, d = x.shape
         h, p = self.config.n_heads, f"blocks.{layer}."
         normed = _layer_norm(x, w[p + "ln1.weight"], w[p + "ln1.bias"])  # (E, B, L, d)
         qkv = _linear(normed, w[p + "qkv.weight"], w[p + "qkv.bias"])
         q, k, v = qkv.view(e, b, length, 3, h, d // h).permute(3, 1, 0, 4, 2, 5).reshape(3, b, e * h, length, d // h)
-        for turn in rope:  # the heads of each member that rotates in this layer turn; the others pass as they are
-            q, k = _rotate_heads(q, *turn), _rotate_heads(k, *turn)
+        if rope is not None:  # every head at once: the rotating members' turn, the others' tables turn by 0
+            q, k = rotate_pairs(q, *rope), rotate_pairs(k, *rope)
         attn = _attend(q, k, v, bias, self._gate_biases(normed, layer))  # (B, E·H, L, d_head)
         attn = attn.view(b, e, h, length, d // h).permute(1, 0, 3, 2, 4).reshape(e, b, length, d)
         x = x + _linear(attn, w[p + "proj.weight"], w[p + "proj.bias"])
@@ -172,13 +175,30 @@ def _constants(members: Sequence[nn.Module], length: int) -> dict:
     fixed = [m.attention_bias(length) for m in members if not m.hooks.learned_bias]  # a learned one: at each call
     bias = torch.cat([causal if b is None else b for b in fixed])[None] if fixed else None  # (1, E'·H, L, L)
     indices = {e: m.hooks.index(m, length) for e, m in enumerate(members) if m.hooks.learned_bias}
-    turning = []
-    for e, m in enumerate(members):
-        tables = m.hooks.rotation(m, length, None)
-        if tables is not None:  # its heads among the E·H, and its (L, d_head/2) tables
-            turning.append((m, (slice(e * config.n_heads, (e + 1) * config.n_heads), *tables)))
-    rope = [[turn for m, turn in turning if m.hooks.rotates(m, layer)] for layer in range(config.n_layers)]
+    tables = [m.hooks.rotation(m, length, None) for m in members]  # (L, d_head/2) cos and sin, or None
+    rope = [_layer_rotation(members, tables, layer) for layer in range(config.n_layers)]
     return {"zeros": zeros, "bias": bias, "indices": indices, "rope": rope}
+
+
+def _layer_rotation(members: Sequence[nn.Module], tables: list, layer: int) -> tuple | None:
+    r"""(E·H, L, d_head/2) cos and sin for every head of every member in ``layer``: a member that rotates there its
+    own tables on each of its heads, every other cos 1 and sin 0; None when no member rotates in it.
+
+    A turn by 0 is exact: x·1 − y·0 = x and x·0 + y·1 = y in floating point (for finite x and y), so one rotation of
+    all E·H heads gives every member what its own model computes, bit for bit, without cutting the heads apart and
+    joining them again (a copy of q and k, and of their gradients, per rotating member and layer)."""
+    turning = [e for e, m in enumerate(members) if tables[e] is not None and m.hooks.rotates(m, layer)]
+    if not turning:
+        return None
+    config = members[0].config
+    cos, sin = tables[turning[0]]
+    heads = config.n_heads
+    every_cos = cos.new_ones(len(members) * heads, *cos.shape)
+    every_sin = sin.new_zeros(len(members) * heads, *sin.shape)
+    for e in turning:
+        every_cos[e * heads : (e + 1) * heads] = tables[e][0]
+        every_sin[e * heads : (e + 1) * heads] = tables[e][1]
+    return every_cos, every_sin
 
 
 def _attend(
@@ -205,11 +225,6 @@ def _attend(
         outputs.append(F.scaled_dot_product_attention(q[:, heads], k[:, heads], v[:, heads], attn_mask=mask))
         start = heads.stop
     return outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=1)
-
-
-def _rotate_heads(x: torch.Tensor, heads: slice, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    r"""x (B, E·H, L, d_head) with the heads in ``heads`` rotated by RoPE, the others as they are."""
-    return torch.cat([x[:, : heads.start], rotate_pairs(x[:, heads], cos, sin), x[:, heads.stop :]], dim=1)
 
 
 def _pair(w: dict, prefix: str) -> tuple[torch.Tensor, torch.Tensor]:
