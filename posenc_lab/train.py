@@ -119,7 +119,7 @@ def run_lab(
     if dev.type == "cuda":
         torch.cuda.synchronize()
     results = _results(config, seeds, dev, per_seed)
-    results["graphed"] = dev.type == "cuda" if graphed is None else graphed
+    results["graphed"] = _replayed(dev, graphed)
     results["seconds"] = time.perf_counter() - started
     return results
 
@@ -188,7 +188,7 @@ def _train(
     stack = Stack(list(models.values()))
     scored_by = TASKS[config.task].scored_by
     generator = torch.Generator(device=device).manual_seed(config.seed)
-    graphed = device.type == "cuda" if graphed is None else graphed
+    graphed = _replayed(device, graphed)
     if graphed and device.type != "cuda":
         raise PosEncError(f"a training step is captured as a CUDA graph on a CUDA device only, not on {device.type}")
     losses = torch.zeros(config.steps, len(models), device=device)  # kept on the device: no wait on the host per step
@@ -215,6 +215,11 @@ def _train(
         }
         for e, member in enumerate(stack.members)  # the stack's order: each loss is its member's
     }
+
+
+def _replayed(device: torch.device, graphed: bool | None) -> bool:
+    r"""Whether a run's step is a CUDA graph's replay: as asked, by default on CUDA."""
+    return device.type == "cuda" if graphed is None else graphed
 
 
 class _Eager:
