@@ -98,8 +98,9 @@ def _running_squares(length: int, dim: int, sequences: int, seed: int) -> tuple[
     has exactly the law of the norms of the drawn walk (a squared Bessel chain), at a cost of S·L numbers instead of
     S·L·d (at the page's largest L = 1,024, d = 256: 0.90 s became 0.04 s on the 2-core machine, and every new
     setting of a class paid it).
-    ``tests/core/test_todays_models.py`` checks the law: :math:`R_t/t \sim \chi^2_d` and
-    :math:`\mathrm{Cov}(R_s, R_t) = 2ds^2` for s ≤ t, as for vectors drawn and summed.
+    ``tests/core/test_todays_models.py`` checks the identity on drawn vectors, and the walk's mean
+    :math:`\mathbb{E}R_t = dt` and covariances :math:`\mathrm{Cov}(R_s, R_t) = 2ds^2` (s ≤ t), those of vectors
+    drawn and summed.
     """
     length = as_int("length", length, lo=2, hi=8192)
     dim = as_int("dim", dim, lo=1, hi=4096)
