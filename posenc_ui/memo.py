@@ -3,14 +3,15 @@ r"""A bounded memory for everything the app remembers between reruns, shared by 
 Each page caches what it computed (a table, a score matrix, a finished figure) so that moving another slider, or
 another student asking for the same settings, costs nothing. Per-function ``lru_cache(maxsize=…)`` bounds only the
 *number* of entries: sixteen ALiBi weight tensors at L = 1024 are 640 MB, sixteen sinusoid heatmaps a few MB. Here
-every cached result is measured (:func:`approx_bytes`) and kept in one of two pools, each one least-recently-used
-order across every page and bounded in bytes: :data:`RESULTS` for what pages show (figures, checks) and
-:data:`SCRATCH` for what those are built from, so that a few big intermediates (one full table can weigh as much
-as a hundred finished figures) cannot push out the figures students come back to. The pools are
-:class:`cachetools.LRUCache` sized by :func:`approx_bytes`; this module adds only the sizing and the two pools.
-A third store, :data:`KEPT`, holds the few results that no reader's choice can change, unbounded (they are a fixed
-set). Everything the app keeps in memory between reruns goes through :func:`memo` (a live lab run's results also
-persist on disk, across processes: :mod:`posenc_lab.queue`).
+every cached result is measured (:func:`approx_bytes`) and kept in a pool, least-recently-used order across every
+page and bounded in bytes: :data:`RESULTS` for what pages show (figures, checks) and :data:`SCRATCH` for what those
+are built from, so that a few big intermediates (one full table can weigh as much as a hundred finished figures)
+cannot push out the figures students come back to; :data:`DEAR` for small results that cost a large part of a
+second, which neither may push out; :data:`MODEL` for the real model's. The pools are :class:`cachetools.LRUCache`
+sized by :func:`approx_bytes`. :data:`KEPT` holds the few results that no reader's choice can change, unbounded
+(they are a fixed set). :func:`memo` chooses the store by what a result costs, which
+:func:`cachetools.cached` cannot. Everything the app keeps in memory between reruns goes through :func:`memo` (a
+live lab run's results also persist on disk, across processes: :mod:`posenc_lab.queue`).
 
     @memo
     def _bias(n_heads: int, length: int) -> np.ndarray: ...
@@ -21,9 +22,12 @@ Arguments must be hashable. Results are shared between sessions and threads: nev
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 import sys
 import threading
-from collections.abc import Callable, Hashable
+import time
+from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 import cachetools
@@ -37,6 +41,7 @@ RESULTS_BYTES = 160 * 2**20
 SCRATCH_BYTES = 64 * 2**20
 
 
+_MISSING = object()
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
@@ -97,21 +102,22 @@ MODEL_BYTES = 32 * 2**20
 MODEL = pool(MODEL_BYTES, largest=MODEL_BYTES // 4)
 
 
-#: Intermediates that cost a large part of a second each and weigh a few tens of KB: page 9's NoPE probe once took
-#: 0.8 s at L = 1,024 and d = 256 (both readings of one draw of 64 × L × d normals; it now draws the norms' own walk,
-#: 0.04 s) and keeps about 50 KB. In :data:`SCRATCH`
-#: the class's tables (32 MB each) pushed them out within a round, so every student's second visit to the page drew
-#: again at the settings they had left, each a second that the others of the process waited behind (issue 46: the
-#: page's round-2 p95 was 3 s). 16 MB holds a class's worth (50 students × a few settings each).
-DEAR_BYTES = 16 * 2**20
-DEAR = pool(DEAR_BYTES, largest=DEAR_BYTES // 64)
-
-
-#: What a page shows that reads no parameter (a fixed demonstration: a probe over twelve random blocks, every preset's
-#: wavelengths): one result per recipe and language, the same for every reader, kept for the process's life. A few
-#: dozen small results (34, 0.2 MB in all), several of them seconds to compute: in :data:`RESULTS`, a class's traffic
-#: on other pages could push them out, and each would come back as a rerun of seconds that every student of the
-#: process waits behind in the page queue (issue 46).
+#: Results that cost a large part of a second of CPU and weigh little: any miss of :func:`memo` that took
+#: :data:`DEAR_SECONDS` or more of its thread's CPU time goes here instead of :data:`SCRATCH` or :data:`RESULTS`, if
+#: it is no larger than :data:`DEAR_LARGEST`. Every page script of a process waits behind the one running (the page
+#: queue, :mod:`posenc_ui.turns`), so a second recomputed is a second for every student of the process: in a class
+#: (issue 46) page 10's entropy curves (1.5 s, 2 KB) and base bounds (0.65 s, 184 B) were pushed out of SCRATCH by
+#: other pages' tables, and the visit that drew them again stalled the process for 2–4 s, students on page 9 waiting
+#: behind it; page 9's NoPE probe (once 0.8 s, 50 KB) did the same before. 32 MB holds a class's worth.
+DEAR_BYTES = 32 * 2**20
+DEAR_LARGEST = 256 * 2**10
+DEAR_SECONDS = 0.1
+DEAR = pool(DEAR_BYTES, largest=DEAR_LARGEST)
+#: What no reader's choice can change: the result of a memoized function that takes no arguments (a fixed
+#: demonstration: a probe over twelve random blocks, the entropy of a toy head at 26 lengths), and of a recipe that
+#: reads no parameter (one per language: every preset's wavelengths). Kept for the process's life: a fixed set of
+#: small results (about 40, a few KB each), several of them seconds to compute, which in a bounded pool a class's
+#: traffic on other pages could push out (issue 46).
 KEPT: dict = {}
 
 
@@ -119,18 +125,43 @@ KEPT: dict = {}
 _LOCK = threading.Lock()
 
 
-def memo(fn: Callable[P, R] | None = None, *, budget: cachetools.Cache = SCRATCH) -> Any:
+def memo(fn: Callable[P, R] | None = None, *, budget: cachetools.Cache | dict = SCRATCH) -> Any:
     r"""Cache ``fn`` in the pool ``budget`` (two threads asking at once may both compute; both get a result).
 
     ``@memo`` keeps intermediates in :data:`SCRATCH`; :func:`posenc_ui.lesson.uses` keeps page results in
-    :data:`RESULTS`, and those of recipes that read no parameter in :data:`KEPT`. Every function of a pool shares its
-    byte bound, so each key starts with the function itself.
+    :data:`RESULTS`. Two results go elsewhere, whatever the pool asked for: a function that takes no arguments
+    keeps its one result in :data:`KEPT`, and a miss in SCRATCH or RESULTS that cost :data:`DEAR_SECONDS` of CPU
+    or more is kept in :data:`DEAR` when it fits there. Every function of a pool shares its byte bound, so each
+    key starts with the function itself. The wrapper's ``cache`` is the pool asked for (:data:`KEPT` for no
+    arguments).
     """
 
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:
-        def key(*args: Any, **kwargs: Any) -> Hashable:
-            return (fn, args, tuple(sorted(kwargs.items())))
+        home = KEPT if not inspect.signature(fn).parameters else budget
+        spills = any(home is bounded for bounded in (SCRATCH, RESULTS))  # DEAR takes only what these would lose
+        stores = (home, DEAR) if spills else (home,)
 
-        return cachetools.cached(budget, key=key, lock=_LOCK)(fn)  # keeps fn's name and docstring
+        @functools.wraps(fn)
+        def cached(*args: Any, **kwargs: Any) -> R:
+            key = (fn, args, tuple(sorted(kwargs.items())))
+            with _LOCK:
+                for store in stores:
+                    value = store.get(key, _MISSING)
+                    if value is not _MISSING:
+                        return value
+            start = time.thread_time()  # this thread's CPU: not the time it waited for the interpreter
+            value = fn(*args, **kwargs)
+            dear = spills and time.thread_time() - start >= DEAR_SECONDS
+            with _LOCK:
+                for store in (DEAR, home) if dear else (home,):
+                    try:
+                        store[key] = value
+                        break
+                    except ValueError:  # larger than the pool keeps: returned to the caller, not kept there
+                        continue
+            return value
+
+        cached.cache = home  # type: ignore[attr-defined]
+        return cached
 
     return decorate(fn) if fn is not None else decorate

@@ -3,6 +3,7 @@ r"""The shared result cache: bounded in bytes across every function, least recen
 from __future__ import annotations
 
 import contextlib
+import time
 import tracemalloc
 from dataclasses import dataclass
 
@@ -165,3 +166,79 @@ def test_what_the_real_model_computed_lives_in_its_own_pool() -> None:
     finally:
         memo_module.RESULTS.clear()
     assert calls == ["kept"]  # computed once: the flood did not reach it
+
+
+def _burn(seconds: float) -> None:
+    r"""Spend ``seconds`` of this thread's CPU (what :func:`memo` measures), however busy the machine is."""
+    start = time.thread_time()
+    while time.thread_time() - start < seconds:
+        pass
+
+
+def _flood_bounded_pools() -> None:
+    from posenc_ui import memo as memo_module
+
+    for i in range(600):  # 300 MB of tables and figures: more than SCRATCH and RESULTS hold together
+        memo_module.SCRATCH[("flood", i)] = np.zeros(2**16)
+        memo_module.RESULTS[("flood", i)] = np.zeros(2**16)
+
+
+def test_a_small_result_that_cost_cpu_outlives_a_flood_of_the_big_pools(monkeypatch: pytest.MonkeyPatch) -> None:
+    r"""Issue 46: page 10's entropy curves (1.5 s, 2 KB) lived in SCRATCH, a class's tables pushed them out, and the
+    visit that drew them again held up every student of the process. A miss that cost DEAR_SECONDS of CPU is kept in
+    DEAR, which the tables cannot flush; a cheap result, or a dear one too large for DEAR, stays in its own pool."""
+    from posenc_ui import memo as memo_module
+
+    monkeypatch.setattr(memo_module, "DEAR_SECONDS", 0.02)  # the rule, not its threshold: a short test
+    calls: list[str] = []
+
+    @memo
+    def dear(n: int) -> np.ndarray:
+        calls.append("dear")
+        _burn(0.03)
+        return np.zeros(n)
+
+    @memo
+    def cheap(n: int) -> np.ndarray:
+        calls.append("cheap")
+        return np.zeros(n)
+
+    @memo(budget=RESULTS)
+    def dear_and_large(n: int) -> np.ndarray:
+        calls.append("large")
+        _burn(0.03)
+        return np.zeros(n)
+
+    large = memo_module.DEAR_LARGEST // 8 + 1_000  # float64 entries: past what DEAR keeps
+    try:
+        dear(100), cheap(100), dear_and_large(large)
+        assert (dear.__wrapped__, (100,), ()) in memo_module.DEAR
+        assert (cheap.__wrapped__, (100,), ()) in SCRATCH
+        assert (dear_and_large.__wrapped__, (large,), ()) in RESULTS
+        _flood_bounded_pools()
+        dear(100), cheap(100), dear_and_large(large)
+    finally:
+        SCRATCH.clear()
+        RESULTS.clear()
+    assert calls == ["dear", "cheap", "large", "cheap", "large"]  # only the small dear one was kept
+
+
+def test_a_function_of_no_arguments_is_computed_once_per_process() -> None:
+    r"""Its one result is the same for every reader (page 10's plain entropy curves, page 3's probe), so it is kept
+    in KEPT, which no pool's bound can flush, however cheap it was."""
+    from posenc_ui import memo as memo_module
+
+    calls: list[int] = []
+
+    @memo
+    def fixed() -> np.ndarray:
+        calls.append(1)
+        return np.zeros(10)
+
+    assert fixed.cache is memo_module.KEPT
+    first = fixed()
+    _flood_bounded_pools()
+    memo_module.DEAR.clear()
+    SCRATCH.clear()
+    RESULTS.clear()
+    assert fixed() is first and calls == [1]
