@@ -132,18 +132,32 @@ def memo(fn: Callable[P, R] | None = None, *, budget: cachetools.Cache | dict = 
     :data:`RESULTS`. Two results go elsewhere, whatever the pool asked for: a function that takes no arguments
     keeps its one result in :data:`KEPT`, and a miss in SCRATCH or RESULTS that cost :data:`DEAR_SECONDS` of CPU
     or more is kept in :data:`DEAR` when it fits there. Every function of a pool shares its byte bound, so each
-    key starts with the function itself. The wrapper's ``cache`` is the pool asked for (:data:`KEPT` for no
+    key starts with the function itself; the rest of the key is the arguments as the function sees them, defaults
+    included. The wrapper's ``cache`` is the pool asked for (:data:`KEPT` for no
     arguments).
     """
 
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:
-        home = KEPT if not inspect.signature(fn).parameters else budget
+        signature = inspect.signature(fn)
+        home = KEPT if not signature.parameters else budget
+        kinds = [parameter.kind for parameter in signature.parameters.values()]
+        positional = kinds.count(inspect.Parameter.POSITIONAL_ONLY) + kinds.count(
+            inspect.Parameter.POSITIONAL_OR_KEYWORD
+        )
+        plain = len(kinds) == positional  # only positional parameters: a full positional call is its own key
         spills = any(home is bounded for bounded in (SCRATCH, RESULTS))  # DEAR takes only what these would lose
         stores = (home, DEAR) if spills else (home,)
 
         @functools.wraps(fn)
         def cached(*args: Any, **kwargs: Any) -> R:
-            key = (fn, args, tuple(sorted(kwargs.items())))
+            # Defaults filled in and arguments in their places: f(x), f(x, "a") and f(x, layout="a") are one entry
+            # when "a" is the default (page 3 had kept its largest table twice, 30 MB each, under two keys).
+            if plain and not kwargs and len(args) == positional:
+                key = (fn, args, ())
+            else:
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                key = (fn, bound.args, tuple(sorted(bound.kwargs.items())))
             with _LOCK:
                 for store in stores:
                     value = store.get(key, _MISSING)

@@ -242,3 +242,23 @@ def test_a_function_of_no_arguments_is_computed_once_per_process() -> None:
     SCRATCH.clear()
     RESULTS.clear()
     assert fixed() is first and calls == [1]
+
+
+def test_a_default_left_out_or_spelled_out_is_one_entry() -> None:
+    r"""Page 3 asked for its table as ``_table(L, d, base)`` in one place and ``_table(L, d, base, "interleaved")`` in
+    another, and kept the same 30 MB table twice under two keys. The key is the arguments as the function sees them."""
+    calls: list[tuple] = []
+
+    @memo
+    def table(length: int, layout: str = "interleaved", *, scale: float = 1.0) -> np.ndarray:
+        calls.append((length, layout, scale))
+        return np.zeros(length)
+
+    try:
+        first = table(8)
+        assert table(8, "interleaved") is first and table(8, layout="interleaved") is first
+        assert table(length=8, scale=1.0) is first
+        assert table(8, "concat") is not first and table(8, scale=2.0) is not first
+    finally:
+        SCRATCH.clear()
+    assert calls == [(8, "interleaved", 1.0), (8, "concat", 1.0), (8, "interleaved", 2.0)]
