@@ -4,14 +4,14 @@ r"""Benchmarks of posenc_core, each printed as a ratio measured side by side in 
     python bench/bench_core.py --quick    # small sizes, a smoke run (used by the test suite)
 
 Every timing is the best of several interleaved repetitions (``time.perf_counter``), so the two sides of a ratio
-see the same machine state; the RoPE score matrix also prints the median of its per-round ratios. Peak memory is tracemalloc's peak (NumPy reports its buffers to it).
+see the same machine state; the RoPE score matrix also prints the median of its per-round ratios. Peak memory is
+tracemalloc's peak (NumPy reports its buffers to it).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import platform
 import time
 import tracemalloc
@@ -79,7 +79,8 @@ def bench_scores(length: int, dim: int, repeat: int) -> dict[str, float]:
     rng = np.random.default_rng(1)
     q, k = rng.standard_normal((length, dim)), rng.standard_normal((length, dim))
     inv_freq = pc.rope_inv_freq(dim)
-    times = rounds({"matmul": lambda: q @ k.T, "rope_scores": lambda: pc.rope_scores(q, k, inv_freq, scale=1.0)}, repeat)
+    fns = {"matmul": lambda: q @ k.T, "rope_scores": lambda: pc.rope_scores(q, k, inv_freq, scale=1.0)}
+    times = rounds(fns, repeat)
     # One round's two calls see the same machine state, so the ratio within a round cancels the drifts that move a
     # best-of-n on a shared machine (the plain product's best moved 66–91 ms between runs of one hour).
     paired = sorted(s / m for m, s in zip(times["matmul"], times["rope_scores"], strict=True))

@@ -107,12 +107,15 @@ MODEL = pool(MODEL_BYTES, largest=MODEL_BYTES // 4)
 #: it is no larger than :data:`DEAR_LARGEST`. Every page script of a process waits behind the one running (the page
 #: queue, :mod:`posenc_ui.turns`), so a second recomputed is a second for every student of the process: in a class
 #: (issue 46) page 10's entropy curves (1.5 s, 2 KB) and base bounds (0.65 s, 184 B) were pushed out of SCRATCH by
-#: other pages' tables, and the visit that drew them again stalled the process for 2–4 s, students on page 9 waiting
-#: behind it; page 9's NoPE probe (once 0.8 s, 50 KB) did the same before. 32 MB holds a class's worth.
+#: other pages' tables, and the visit that drew them again stalled the process for seconds (4.5 s in a traced run),
+#: students on page 9 waiting behind it; page 9's NoPE probe (once 0.8 s, 50 KB) did the same before. 32 MB keeps at
+#: least 128 of them, and most weigh a few KB.
 DEAR_BYTES = 32 * 2**20
 DEAR_LARGEST = 256 * 2**10
 DEAR_SECONDS = 0.1
 DEAR = pool(DEAR_BYTES, largest=DEAR_LARGEST)
+
+
 #: What no reader's choice can change: the result of a memoized function that takes no arguments (a fixed
 #: demonstration: a probe over twelve random blocks, the entropy of a toy head at 26 lengths), and of a recipe that
 #: reads no parameter (one per language: every preset's wavelengths). Kept for the process's life: a fixed set of
@@ -133,8 +136,7 @@ def memo(fn: Callable[P, R] | None = None, *, budget: cachetools.Cache | dict = 
     keeps its one result in :data:`KEPT`, and a miss in SCRATCH or RESULTS that cost :data:`DEAR_SECONDS` of CPU
     or more is kept in :data:`DEAR` when it fits there. Every function of a pool shares its byte bound, so each
     key starts with the function itself; the rest of the key is the arguments as the function sees them, defaults
-    included. The wrapper's ``cache`` is the pool asked for (:data:`KEPT` for no
-    arguments).
+    included. The wrapper's ``cache`` is the pool asked for (:data:`KEPT` for no arguments).
     """
 
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:
