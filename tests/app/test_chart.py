@@ -127,6 +127,7 @@ def test_no_figure_of_any_page_is_written_by_plotlys_json_writer(monkeypatch: py
     assert calls == [1]  # the count sees the writer
     calls.clear()
     memo.RESULTS.clear()  # every figure built now, not read back from an earlier test's memory
+    memo.DEAR.clear()  # where a figure that cost 0.1 s of CPU is kept
     memo.KEPT.clear()
     drawn = 0
     for view in VIEWS:

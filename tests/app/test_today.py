@@ -257,6 +257,7 @@ def test_the_probe_at_a_readers_settings_outlives_a_class_worth_of_other_results
     traffic pushed it out, and every student's second visit drew again (page 9's round-2 p95: 3 s). After both
     bounded pools are flooded with more than they hold, the probe at the same settings is not drawn again."""
     from posenc_ui import memo as memo_module
+    from posenc_ui.lessons.today import view as today_view
 
     draws: list[tuple] = []
     real = core_nope._running_squares
@@ -268,6 +269,9 @@ def test_the_probe_at_a_readers_settings_outlives_a_class_worth_of_other_results
             memo_module.SCRATCH[("flood", i)] = np.zeros(2**16)
             memo_module.RESULTS[("flood", i)] = np.zeros(2**16)
         memo_module.RESULTS.clear()  # the check's own result too: only the probe itself may be kept
+        probe = today_view._probes_at.__wrapped__
+        for key in [key for key in memo_module.DEAR if key[0] is not probe]:  # a check that cost 0.1 s is kept there
+            del memo_module.DEAR[key]
         assert VIEW.checks["probe"](v).passed
     finally:
         memo_module.SCRATCH.clear()
