@@ -148,8 +148,9 @@ def rope_scores(
     the raw dot products the RoFormer paper analyses. ``key_pairing`` (default: ``pairing``) rotates the keys by
     another convention — the silent bug of loading weights trained with one pairing into code using the other.
     """
-    q = as_array("q", q, min_ndim=2)
-    k = as_array("k", k, min_ndim=2)
+    # Finiteness is read off the rotated rows while they are in cache (_scores_bounded), not in two more passes here.
+    q = as_array("q", q, min_ndim=2, finite=False)
+    k = as_array("k", k, min_ndim=2, finite=False)
     if q.shape[-1] != k.shape[-1]:
         raise PosEncError(f"q and k must share their last dimension, got {q.shape} and {k.shape}")
     lq, lk = q.shape[-2], k.shape[-2]
@@ -169,20 +170,31 @@ def rope_scores(
     pairing = as_choice("pairing", pairing, PAIRINGS)
     key_pairing = pairing if key_pairing is None else as_choice("key_pairing", key_pairing, PAIRINGS)
     attention_factor = as_float("attention_factor", attention_factor, gt=0.0)
-    if np.array_equal(query_positions, key_positions):  # one cos/sin table for both (the usual self-attention)
-        # With one pairing, q and k may be rotated in any order of their columns that they share: a score is a sum
-        # over the columns. Pair by pair, in memory, is the order that needs no copy back (_rotate_many).
-        pairs_adjacent = pairing == key_pairing
-        q_rot, k_rot = _rotate_many(
-            (q, k), query_positions, inv_freq, attention_factor, (pairing, key_pairing), pairs_adjacent=pairs_adjacent
-        )
-    else:
-        q_rot = _rotate(q, query_positions, inv_freq, attention_factor, pairing)
-        k_rot = _rotate(k, key_positions, inv_freq, attention_factor, key_pairing)
     with np.errstate(over="ignore", invalid="ignore"):  # checked below, with a message instead of a warning
-        if scale != 1.0:
-            q_rot *= scale  # (L, d) multiplies instead of a pass over the (Lq, Lk) result
-        bounded = _scores_bounded(q_rot, k_rot)  # on the (L, d) inputs, not on the (Lq, Lk) result
+        if np.array_equal(query_positions, key_positions):  # one cos/sin table for both (the usual self-attention)
+            # With one pairing, q and k may be rotated in any order of their columns that they share: a score is a
+            # sum over the columns. Pair by pair, in memory, is the order that needs no copy back (_rotate_many).
+            (q_rot, k_rot), (q_max, k_max) = _rotate_many(
+                (q, k),
+                query_positions,
+                inv_freq,
+                attention_factor,
+                (pairing, key_pairing),
+                pairs_adjacent=pairing == key_pairing,
+                scales=(scale, 1.0),  # s·(R_m q)ᵀ(R_n k): s on the (L, d) rows, not a pass over the (Lq, Lk) result
+                measure=True,
+            )
+        else:
+            (q_rot,), (q_max,) = _rotate_many(
+                (q,), query_positions, inv_freq, attention_factor, (pairing,), scales=(scale,), measure=True
+            )
+            (k_rot,), (k_max,) = _rotate_many(
+                (k,), key_positions, inv_freq, attention_factor, (key_pairing,), measure=True
+            )
+        bounded = _scores_bounded(q_max, k_max, q.shape[-1])  # on the (L, d) inputs, not on the (Lq, Lk) result
+        if not bounded:  # a nan or an inf in the inputs is refused by name, as every other function refuses it
+            as_array("q", q)
+            as_array("k", k)
         scores = q_rot @ np.swapaxes(k_rot, -1, -2)
     if not bounded:
         check_finite_scores(scores)
@@ -193,18 +205,16 @@ def rope_scores(
 _SCORE_BOUND = 2.0**1020
 
 
-def _scores_bounded(q: np.ndarray, k: np.ndarray) -> bool:
-    r"""True when every entry of ``q @ kᵀ`` (and every partial sum of it) is certainly finite. By Cauchy–Schwarz,
+def _scores_bounded(q_max: float, k_max: float, dim: int) -> bool:
+    r"""True when every entry of ``q @ kᵀ`` (and every partial sum of it) is certainly finite, given the largest
+    magnitudes ``q_max`` and ``k_max`` of the d-dimensional rows' entries (NaN or inf: not bounded). By Cauchy–Schwarz,
     :math:`|\sum_j q_j k_j| \le \sum_j |q_j||k_j| \le \lVert q\rVert\,\lVert k\rVert \le d\,\max|q_j|\,\max|k_j|`,
-    so the largest entries of q and k bound every score. It reads the (L, d) inputs, so :func:`rope_scores` need not
-    pass over its (Lq, Lk) result; where the bound fails (huge inputs) the caller checks the result itself."""
-    if q.size == 0 or k.size == 0:
-        return True
-    q_max = max(float(np.max(q)), -float(np.min(q)))  # no |q| temporary; nan or inf: not bounded
-    k_max = max(float(np.max(k)), -float(np.min(k)))
+    so the largest entries of q and k bound every score. They are read off the (L, d) rows as they are rotated, so
+    :func:`rope_scores` need not pass over its (Lq, Lk) result; where the bound fails (huge inputs) the caller checks
+    the result itself."""
     if not (math.isfinite(q_max) and math.isfinite(k_max)):
         return False
-    return q_max * k_max * q.shape[-1] < _SCORE_BOUND
+    return q_max * k_max * dim < _SCORE_BOUND
 
 
 def rope_offset_scores(q: object, k: object, inv_freq: object, offsets: object, *, pairing: str = "half") -> np.ndarray:
@@ -321,7 +331,7 @@ def _rotate(
     :math:`(x_1 + \mathrm{i}x_2)\,e^{\mathrm{i}m\theta}` is :math:`x'_1 = x_1\cos m\theta - x_2\sin m\theta`,
     :math:`x'_2 = x_1\sin m\theta + x_2\cos m\theta`. Rows go in blocks (see ``_trig.phasor_blocks``).
     """
-    return _rotate_many((x,), positions, inv_freq, attention_factor, (pairing,))[0]
+    return _rotate_many((x,), positions, inv_freq, attention_factor, (pairing,))[0][0]
 
 
 def _rotate_many(
@@ -332,17 +342,23 @@ def _rotate_many(
     pairings: tuple[str, ...],
     *,
     pairs_adjacent: bool = False,
-) -> list[np.ndarray]:
+    scales: tuple[float, ...] | None = None,
+    measure: bool = False,
+) -> tuple[list[np.ndarray], list[float]]:
     r""":func:`_rotate` of several arrays at the same positions, each block of the cos/sin table made once.
 
-    ``pairs_adjacent``: return each rotated pair in two adjacent columns, :math:`(x'_1, x'_2)` at (2i, 2i + 1),
-    whatever the pairing (the columns beyond the rotated pairs stay where they are). A caller that only takes dot
-    products between the results (:func:`rope_scores`) gets the same sums in another order, and "half" skips a copy:
-    the pairs are written straight into the output as complex numbers and turned there.
+    Returns the rotated arrays and, with ``measure``, the largest magnitude of each one's entries (NaN if it holds a
+    NaN), read while each block is in cache (without ``measure``, an empty list). ``scales`` multiplies each whole
+    result (default 1), the dimensions that do not turn included. ``pairs_adjacent``: return each rotated pair in two
+    adjacent columns, :math:`(x'_1, x'_2)` at (2i, 2i + 1), whatever the pairing (the columns beyond the rotated pairs
+    stay where they are). A caller that only takes dot products between the results (:func:`rope_scores`) gets the
+    same sums in another order, and "half" skips a copy: the pairs are written straight into the output as complex
+    numbers and turned there.
     """
     for x in xs:
         _check_rows(x, positions, inv_freq)
     n = inv_freq.shape[0]
+    scales = (1.0,) * len(xs) if scales is None else scales
     xs = tuple(np.ascontiguousarray(x) for x in xs)
     if len(xs) > 1 and len({(x.shape, x.dtype) for x in xs}) == 1:
         # One block for all the outputs: at L = 4096, d = 128 the rotation of q and k took 3.1–3.3 ms instead of
@@ -355,10 +371,11 @@ def _rotate_many(
         out[..., 2 * n :] = x[..., 2 * n :]  # partial rotary: the remaining dimensions pass through
     lead = max(x[..., 0, 0].size for x in xs)  # batch × heads
     block_rows = max(1, _BLOCK_ELEMENTS // (n * lead))
+    extremes: list[list[float]] = [[] for _ in xs]  # each block's largest and smallest entry, per output
     for start, stop, table in _trig.phasor_blocks(positions, inv_freq, block_rows=block_rows):
         if attention_factor != 1.0:
             table *= attention_factor
-        for x, out, pairing in zip(xs, outs, pairings, strict=True):
+        for x, out, pairing, scale, seen in zip(xs, outs, pairings, scales, extremes, strict=True):
             complex_dtype = np.complex64 if x.dtype == np.float32 else np.complex128
             phasor = table.astype(complex_dtype, copy=False)
             src, dst = x[..., start:stop, :], out[..., start:stop, :]
@@ -372,7 +389,12 @@ def _rotate_many(
                 z.real, z.imag = src[..., :n], src[..., n : 2 * n]
                 z *= phasor
                 dst[..., :n], dst[..., n : 2 * n] = z.real, z.imag
-    return outs
+            if scale != 1.0:
+                dst *= scale
+            if measure:  # the block is still in cache; its largest and smallest entry need no |dst| temporary
+                seen += (float(np.max(dst)), -float(np.min(dst)))
+    largest = [float(np.max(seen)) for seen in extremes] if measure else []  # np.max keeps a NaN (Python's max not)
+    return outs, largest
 
 
 def _check_inv_freq(inv_freq: object) -> np.ndarray:

@@ -46,3 +46,40 @@ def test_inputs_past_the_bound_whose_scores_are_finite_are_answered():
     q[:, 0], k[:, 1] = 1e200, 1e200  # the bound fails, but every score is 0·… = 0 at position 0
     got = pc.rope_scores(q, k, pc.rope_inv_freq(4), scale=1.0, query_positions=[0, 0], key_positions=[0, 0])
     assert np.all(np.isfinite(got))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("which", ["q", "k"])
+def test_a_nan_or_inf_input_is_refused_by_name(bad, which):
+    # rope_scores reads finiteness off the rotated rows, not off its inputs: the refusal must still name the input.
+    q, k = np.ones((4, 8)), np.ones((4, 8))
+    (q if which == "q" else k)[2, 5] = bad
+    with pytest.raises(pc.PosEncError, match=f"{which} must be finite"):
+        pc.rope_scores(q, k, pc.rope_inv_freq(8))
+
+
+@pytest.mark.parametrize("shared_positions", [True, False])
+def test_the_scale_multiplies_the_dimensions_that_do_not_turn_too(shared_positions):
+    # The scale is applied to the rotated query rows, partial rotary's pass-through columns included: against
+    # s · (R_m q)ᵀ(R_n k) from the naive loop on the turning half plus the plain product of the rest.
+    rng = np.random.default_rng(5)
+    q, k = rng.standard_normal((5, 12)), rng.standard_normal((5, 12))
+    inv_freq = pc.rope_inv_freq(8)  # 4 pairs turn: dimensions 0–7; 8–11 pass through
+    positions = np.arange(5.0) if shared_positions else np.arange(5.0) + 3.0
+    got = pc.rope_scores(q, k, inv_freq, query_positions=positions, key_positions=np.arange(5.0))
+    rotated = _naive_at(q[:, :8], k[:, :8], inv_freq, positions, np.arange(5.0))
+    expected = (rotated + q[:, 8:] @ k[:, 8:].T) / math.sqrt(12)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def _naive_at(q, k, inv_freq, q_pos, k_pos):
+    n = inv_freq.shape[0]
+
+    def rotate(x, m):
+        out = x.copy()
+        for i in range(n):
+            c, s = math.cos(m * inv_freq[i]), math.sin(m * inv_freq[i])
+            out[i], out[i + n] = x[i] * c - x[i + n] * s, x[i] * s + x[i + n] * c
+        return out
+
+    return np.array([[rotate(q[a], q_pos[a]) @ rotate(k[b], k_pos[b]) for b in range(len(k))] for a in range(len(q))])
