@@ -791,6 +791,39 @@ def test_a_decay_table_gives_the_curves_of_the_functions(which, distances):
     assert not table.phasors.flags.writeable and table.nbytes == table.phasors.nbytes + inv.nbytes + 8 * len(distances)
 
 
+@pytest.mark.parametrize("same_vector", [False, True])
+def test_random_decay_is_the_mean_and_spread_of_rotated_dot_products(same_vector):
+    """rope_decay_random against its definition: draw the same S random q, k (the documented draw: an (S, d/2, 2)
+    standard normal for q, then one for k unless k = q; pair i is the two numbers of row i), rotate k by r·θ_i pair by
+    pair, take q · R_r k with math.cos / math.sin, and average over the samples (the population spread, ddof 0)."""
+    inv = naive.rope_inv_freq(8, 10000.0)
+    distances, samples, seed = [0.0, 1.0, 5.0, 37.0, 1000.5], 16, 3
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((samples, 4, 2))
+    k = q if same_vector else rng.standard_normal((samples, 4, 2))
+    want_mean, want_std = [], []
+    for r in distances:
+        scores = []
+        for s in range(samples):
+            total = 0.0
+            for i, theta in enumerate(inv):
+                c, sn = math.cos(r * theta), math.sin(r * theta)
+                k1, k2 = k[s, i, 0] * c - k[s, i, 1] * sn, k[s, i, 0] * sn + k[s, i, 1] * c
+                total += q[s, i, 0] * k1 + q[s, i, 1] * k2
+            scores.append(total)
+        mean = sum(scores) / samples
+        want_mean.append(mean)
+        want_std.append(math.sqrt(sum((x - mean) ** 2 for x in scores) / samples))
+    for mean, std in (
+        pc.rope_decay_random(np.array(distances), np.array(inv), n_samples=samples, seed=seed, same_vector=same_vector),
+        pc.RopeDecayTable(np.array(distances), np.array(inv)).random(
+            n_samples=samples, seed=seed, same_vector=same_vector
+        ),
+    ):
+        close(mean, want_mean, atol=1e-12)
+        close(std, want_std, atol=1e-12)
+
+
 def test_a_decay_table_refuses_what_the_functions_refuse_and_a_table_too_large_to_hold():
     with pytest.raises(pc.PosEncError):
         pc.RopeDecayTable([0.0, math.nan], [1.0])
