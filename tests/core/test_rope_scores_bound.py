@@ -11,18 +11,22 @@ import pytest
 import posenc_core as pc
 
 
-def _naive(q: np.ndarray, k: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
+def _naive(q: np.ndarray, k: np.ndarray, inv_freq: np.ndarray, q_pos=None, k_pos=None) -> np.ndarray:
+    """(R_m q_a)·(R_n k_b) for every row pair, pair i = (x_i, x_{i+n}) turned with math.cos / math.sin; positions
+    default to the row numbers."""
     n = inv_freq.shape[0]
+    q_pos = range(q.shape[0]) if q_pos is None else q_pos
+    k_pos = range(k.shape[0]) if k_pos is None else k_pos
 
-    def rotate(x: np.ndarray, m: int) -> np.ndarray:
+    def rotate(x: np.ndarray, m: float) -> np.ndarray:
         out = x.copy()
         for i in range(n):
             c, s = math.cos(m * inv_freq[i]), math.sin(m * inv_freq[i])
             out[i], out[i + n] = x[i] * c - x[i + n] * s, x[i] * s + x[i + n] * c
         return out
 
-    lk = k.shape[0]
-    return np.array([[rotate(q[a], a) @ rotate(k[b], b) for b in range(lk)] for a in range(q.shape[0])])
+    rows = zip(q, q_pos, strict=True)
+    return np.array([[rotate(qa, m) @ rotate(kb, p) for kb, p in zip(k, k_pos, strict=True)] for qa, m in rows])
 
 
 @pytest.mark.parametrize("size", [1.0, 1e100, 1e150])
@@ -67,19 +71,6 @@ def test_the_scale_multiplies_the_dimensions_that_do_not_turn_too(shared_positio
     inv_freq = pc.rope_inv_freq(8)  # 4 pairs turn: dimensions 0–7; 8–11 pass through
     positions = np.arange(5.0) if shared_positions else np.arange(5.0) + 3.0
     got = pc.rope_scores(q, k, inv_freq, query_positions=positions, key_positions=np.arange(5.0))
-    rotated = _naive_at(q[:, :8], k[:, :8], inv_freq, positions, np.arange(5.0))
+    rotated = _naive(q[:, :8], k[:, :8], inv_freq, positions, np.arange(5.0))
     expected = (rotated + q[:, 8:] @ k[:, 8:].T) / math.sqrt(12)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
-
-
-def _naive_at(q, k, inv_freq, q_pos, k_pos):
-    n = inv_freq.shape[0]
-
-    def rotate(x, m):
-        out = x.copy()
-        for i in range(n):
-            c, s = math.cos(m * inv_freq[i]), math.sin(m * inv_freq[i])
-            out[i], out[i + n] = x[i] * c - x[i + n] * s, x[i] * s + x[i + n] * c
-        return out
-
-    return np.array([[rotate(q[a], q_pos[a]) @ rotate(k[b], k_pos[b]) for b in range(len(k))] for a in range(len(q))])
