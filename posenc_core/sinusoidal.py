@@ -84,16 +84,29 @@ def sinusoidal_shift_residual(table: object, shift: object, offset: int) -> floa
     outside = np.abs(shift)
     outside[np.arange(dim)[:, None] // 2 == np.arange(dim)[None, :] // 2] = 0.0
     worst = float(outside.sum(axis=1).max())
-    rows = 256  # a chunk of rows stays in cache
+    # Row by row, pair i of M_k PE_p is (a·sin + b·cos, c·sin + d·cos) for the block ((a, b), (c, d)). Over a whole
+    # interleaved row that is same·PE_p + cross·swap(PE_p): same = (a₀, d₀, a₁, d₁, …) multiplies each entry in
+    # place, cross = (b₀, c₀, b₁, c₁, …) multiplies the pair swapped, (cos, sin). The swap is exact: read as complex
+    # numbers s + i·c, it is i·conj(s + i·c) = c + i·s (products with 0 and 1 only). So every entry is the same two
+    # products and one sum as the strided (sin, cos) columns gave (a sum does not depend on its order), in contiguous
+    # passes: 46 → 22 ms at L = 4096, d = 1024 (issue 46).
+    same = np.stack([blocks[:, 0, 0], blocks[:, 1, 1]], axis=1).ravel()
+    cross = np.stack([blocks[:, 0, 1], blocks[:, 1, 0]], axis=1).ravel()
+    table = np.ascontiguousarray(table)
+    rows = max(1, _trig.BLOCK_ELEMENTS // dim)  # a block of rows and its two buffers stay in cache
+    moved = np.empty((min(rows, length - offset), dim))
+    swapped = np.empty((moved.shape[0], pairs), dtype=np.complex128)
     for start in range(0, length - offset, rows):
         stop = min(start + rows, length - offset)
-        sin, cos = table[start:stop, 0::2], table[start:stop, 1::2]  # (rows, d/2) each
-        # M_k PE_p, pair i: block_i @ (sin pω_i, cos pω_i)
-        moved_sin = blocks[:, 0, 0] * sin + blocks[:, 0, 1] * cos
-        moved_cos = blocks[:, 1, 0] * sin + blocks[:, 1, 1] * cos
-        target = table[start + offset : stop + offset]
-        worst = max(worst, float(np.abs(target[:, 0::2] - moved_sin).max()))
-        worst = max(worst, float(np.abs(target[:, 1::2] - moved_cos).max()))
+        block, turned = moved[: stop - start], swapped[: stop - start]
+        np.conjugate(table[start:stop].view(np.complex128), out=turned)
+        turned *= 1j
+        turned_reals = turned.view(np.float64)
+        np.multiply(cross, turned_reals, out=turned_reals)
+        np.multiply(same, table[start:stop], out=block)
+        block += turned_reals
+        np.subtract(table[start + offset : stop + offset], block, out=block)  # 0 up to rounding, for a true M_k
+        worst = max(worst, float(block.max()), -float(block.min()))  # max |·| without an |·| pass
     return worst
 
 

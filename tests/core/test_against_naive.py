@@ -104,6 +104,38 @@ def test_naive_shift_matrix_moves_the_naive_table_by_offset(offset):
         close(m @ table[p], table[p + offset], atol=1e-12)
 
 
+def _shift_residual_loop(table: np.ndarray, shift: np.ndarray, offset: int) -> float:
+    """The residual's definition entry by entry, in Python floats: each block of M_k applied to each row's pair."""
+    length, dim = table.shape
+    worst = max(sum(abs(shift[r, c]) for c in range(dim) if c // 2 != r // 2) for r in range(dim))
+    for p in range(length - offset):
+        for i in range(dim // 2):
+            s, c = float(table[p, 2 * i]), float(table[p, 2 * i + 1])
+            a, b = float(shift[2 * i, 2 * i]), float(shift[2 * i, 2 * i + 1])
+            c2, d = float(shift[2 * i + 1, 2 * i]), float(shift[2 * i + 1, 2 * i + 1])
+            worst = max(worst, abs(table[p + offset, 2 * i] - (a * s + b * c)))
+            worst = max(worst, abs(table[p + offset, 2 * i + 1] - (c2 * s + d * c)))
+    return float(worst)
+
+
+@pytest.mark.parametrize(
+    "length, dim, offset", [(1, 2, 0), (40, 12, 3), (130, 34, 1), (300, 6, 299), (9, 64, 5), (1100, 64, 7)]
+)
+@pytest.mark.parametrize("kind", ["true M_k", "any blocks"])
+def test_sinusoidal_shift_residual_equals_its_loop_definition_bit_for_bit(length, dim, offset, kind, rng):
+    # Blocks of rows (512 at d = 64: 1,100 rows cross two block edges) and a pair swap (i·conj) instead of strided
+    # columns: the same products and sums, so the same float64 value, for a true M_k on the table (rounding only) and
+    # for any table and 2 × 2 blocks (negative entries too). Zero outside the blocks, so the largest entry decides the
+    # residual, not a row sum's order of addition.
+    if kind == "true M_k":
+        table, shift = pc.sinusoidal(length, dim), pc.sinusoidal_shift_matrix(offset, dim)
+    else:
+        pair = np.arange(dim) // 2
+        table = rng.standard_normal((length, dim))
+        shift = np.where(pair[:, None] == pair[None, :], rng.standard_normal((dim, dim)), 0.0)
+    assert pc.sinusoidal_shift_residual(table, shift, offset) == _shift_residual_loop(table, shift, offset)
+
+
 @pytest.mark.parametrize("offsets", [[0, 1, 2, 50, 199], [7]])
 def test_sinusoidal_similarity_equals_dot_product_of_naive_rows(offsets):
     dim = 16

@@ -308,6 +308,24 @@ def test_bad_arguments_raise_posenc_error(call):
         call()
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("where", [(0, 0), (2, 1), (0, 2)])  # (0, 2) lies in the future: the causal mask covers it
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_nan_or_inf_is_refused_by_its_name_wherever_it_sits(bad, where, causal):
+    # softmax reads nan and +inf off each row's maximum, attention_weights off the maximum of logits + bias: one
+    # reduction each, not a pass per kind. Each refusal still names its argument, even under the causal mask.
+    x = np.zeros((3, 3))
+    x[where] = bad
+    with pytest.raises(pc.PosEncError, match="x must not contain nan or"):
+        pc.softmax(x)
+    with pytest.raises(pc.PosEncError, match="bias must not contain nan or"):
+        attention_weights(np.zeros((3, 3)), bias=x, causal=causal)
+    with pytest.raises(pc.PosEncError, match="logits must be finite"):
+        attention_weights(x, bias=np.zeros((3, 3)), causal=causal)
+    with pytest.raises(pc.PosEncError, match="overflow float64"):  # finite logits and bias, an infinite sum
+        attention_weights(np.where(x == 0, 1e308, 0.0), bias=np.full((3, 3), 1e308), causal=causal)
+
+
 # --- hostile inputs: only PosEncError, never NaN ------------------------------------------------------------------
 
 hostile = st.one_of(

@@ -58,9 +58,14 @@ def _bias(n_heads: int, heads: tuple[int, ...], length: int, causal: bool) -> np
 
 
 @memo
+def _logits(length: int, seed: int) -> np.ndarray:
+    return random_logits(length, seed=seed)  # (L, L): the weights figure and the forms check draw the same matrix
+
+
+@memo
 def _weights(n_heads: int, heads: tuple[int, ...], length: int, causal: bool, seed: int) -> np.ndarray:
     r"""(1 + shown, L, L): softmax of one fixed random logit matrix, without a bias, then with each head's bias."""
-    logits = random_logits(length, seed=seed)
+    logits = _logits(length, seed)
     plain = attention_weights(logits, causal=causal)
     return np.concatenate([plain[None], attention_weights(logits, bias=_bias(n_heads, heads, length, causal))])
 
@@ -167,7 +172,7 @@ def check_slopes(v: Values) -> Check:
 def check_forms(v: Values) -> Check:
     heads = shown_heads(v)
     paper = _weights(v["n_heads"], heads, v["length"], True, v["seed"])[1:]  # what the causal weights figure draws
-    logits = random_logits(v["length"], seed=v["seed"])
+    logits = _logits(v["length"], v["seed"])
     key_only = attention_weights(logits, bias=alibi_key_only_bias(v["n_heads"], v["length"], heads=list(heads)))
     residual = float(np.max(np.abs(paper - key_only)))
     return Check("alibi.check_forms", residual, tolerance=1e-12, fmt={"heads": len(heads), "length": v["length"]})
