@@ -91,6 +91,7 @@ def kill_one(args: argparse.Namespace) -> dict:
             victim = next(iter(ports))
             record["victim"], record["killed_at"] = victim, time.monotonic()
             record["on_victim"] = [i for i, s in enumerate(all_stats) if s.upstreams[:1] == [victim]]
+            record["nginx_log"] = (dep.run / "error.log").read_text(errors="replace").splitlines()[-20:]
             ports[victim].kill()
             ports[victim].wait()
 
@@ -130,6 +131,7 @@ def kill_one(args: argparse.Namespace) -> dict:
         "reconnected_onto": sorted({u for s in moved for u in s.upstreams[1:]}),
         "victim_tabs_ok_after_reconnect": sum(1 for s in moved if any(t > killed_at and ok == "ok" for t, ok in s.log)),
         "p95": rounds[0].p95,
+        "nginx_log_before_kill": record["nginx_log"],  # a backend nginx took out of the ring gets no new session
     }
     result["passed"] = (
         result["errors_on_survivor"] == 0

@@ -18,6 +18,7 @@ from ..refusals import code_span
 from ..state import BoolParam, ChoiceParam, FollowingChoiceParam, IntListParam, IntParam, Param, Problem
 
 MEMORY = "_posenc_memory"  # {page_id: {name: encoded value}}: survives page switches
+URL_SENT = "_posenc_url_sent"  # the query string this session last wrote (write_url)
 
 
 def widget_key(page_id: str, name: str) -> str:
@@ -109,10 +110,25 @@ def following_label(param: FollowingChoiceParam, current: Mapping[str, Any], lan
     return {v: t(f"{param.labels}.{v}", lang) for v in param.options_of(current)}.__getitem__
 
 
+def url_is_stale(asked: Mapping[str, str], last_sent: Mapping[str, str] | None, wanted: Mapping[str, str]) -> bool:
+    r"""Whether the address bar may not show ``wanted`` unless this run writes it.
+
+    ``asked`` is the query string the browser sent with this rerun; ``last_sent`` what an earlier run of this session
+    last wrote (``None`` before any). Both must equal ``wanted`` to skip the write: the browser may have asked for this
+    rerun before that last write reached it (▶ then ◀ at once), so its address bar ends at ``last_sent``.
+    """
+    return dict(asked) != dict(wanted) or (last_sent is not None and dict(last_sent) != dict(wanted))
+
+
 def write_url(params: Mapping[str, str]) -> None:
-    r"""Make the address bar reproduce the view (only when it changed, to spare the browser a message)."""
-    if st.query_params.to_dict() != dict(params):
+    r"""Make the address bar reproduce the view (only when it may not already, to spare the browser a message).
+
+    Remembered only once sent: Streamlit stops a run for a rerun before it sends a message, never after, so
+    ``URL_SENT`` is always the last query string on its way to the browser.
+    """
+    if url_is_stale(st.query_params.to_dict(), st.session_state.get(URL_SENT), params):
         st.query_params.from_dict(params)
+        st.session_state[URL_SENT] = dict(params)
 
 
 def remember(page_id: str, encoded: Mapping[str, str]) -> None:

@@ -200,13 +200,15 @@ def write_pages(run: Path) -> None:
 
 @dataclass
 class Deployment:
-    r"""A running deployment: the URL nginx answers on, the backends (one per port), nginx, whether backends warm up."""
+    r"""A running deployment: the URL nginx answers on, the backends (one per port), nginx, whether backends warm up,
+    and nginx's folder (its ``error.log`` says when it took a backend out of the ring, and why)."""
 
     url: str
     ports: list[int]
     backends: list[subprocess.Popen]
     nginx: subprocess.Popen
     warm: bool
+    run: Path
 
 
 @contextmanager
@@ -245,7 +247,7 @@ def deployment(
         local = "127.0.0.1" if address in ("0.0.0.0", "::") else address
         url = f"http://{f'[{local}]' if ':' in local else local}:{port}"
         started(proxy, log, url, timeout=20, what=f"nginx on {listen}")
-        yield Deployment(url, ports, backends, proxy, warm)
+        yield Deployment(url, ports, backends, proxy, warm, run)
     finally:
         for proc in [proxy, *backends]:
             if proc is not None:
