@@ -264,6 +264,6 @@ def check_elements(what: str, shape: Iterable[int]) -> None:
 
 
 def check_finite_scores(scores: np.ndarray) -> None:
-    """Refuse scores that overflowed float64 (huge q, k or scale) instead of returning inf or nan."""
+    """Refuse scores that overflowed their dtype (huge q, k or scale) instead of returning inf or nan."""
     if not np.all(np.isfinite(scores)):
-        raise PosEncError("the scores overflow float64: q, k or scale are too large")
+        raise PosEncError(f"the scores overflow {scores.dtype}: q, k or scale are too large")

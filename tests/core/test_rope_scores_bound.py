@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 import posenc_core as pc
 
@@ -74,3 +76,32 @@ def test_the_scale_multiplies_the_dimensions_that_do_not_turn_too(shared_positio
     rotated = _naive(q[:, :8], k[:, :8], inv_freq, positions, np.arange(5.0))
     expected = (rotated + q[:, 8:] @ k[:, 8:].T) / math.sqrt(12)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    dtype=hst.sampled_from([np.float32, np.float64]),
+    q_reach=hst.floats(-0.5, 1.0),
+    k_reach=hst.floats(-0.5, 1.0),
+    seed=hst.integers(0, 2**16),
+    scale=hst.sampled_from([None, 1.0, 1e3]),
+)
+def test_scores_come_back_finite_or_are_refused_in_either_dtype(dtype, q_reach, k_reach, seed, scale):
+    # The bound is taken against the scores' own dtype: float32 scores past ~3.4e38 were returned as inf (the bound
+    # was float64's). Entries of magnitude 10^(reach · the dtype's largest exponent): products span its whole range.
+    top = np.log10(np.finfo(dtype).max) - 1.0
+    rng = np.random.default_rng(seed)
+    q = (rng.standard_normal((6, 8)) * 10.0 ** (q_reach * top)).astype(dtype)
+    k = (rng.standard_normal((6, 8)) * 10.0 ** (k_reach * top)).astype(dtype)
+    try:
+        got = pc.rope_scores(q, k, pc.rope_inv_freq(8), scale=scale)
+    except pc.PosEncError as err:
+        assert "overflow" in str(err) or "must be finite" in str(err), str(err)
+        return
+    assert got.dtype == dtype and np.all(np.isfinite(got))
+
+
+def test_float32_scores_that_overflow_float32_are_refused_as_float32():
+    q = np.full((4, 8), 1e20, dtype=np.float32)  # each score ~8e40: finite in float64, not in float32
+    with pytest.raises(pc.PosEncError, match="overflow float32"):
+        pc.rope_scores(q, q, pc.rope_inv_freq(8), scale=1.0)
