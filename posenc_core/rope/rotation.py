@@ -400,7 +400,7 @@ def _phasor_blocks(
     if length * inv_freq.shape[0] > _KEPT_TABLE_ELEMENTS:
         yield from _trig.phasor_blocks(positions, inv_freq, block_rows=block_rows)
         return
-    key = (positions.astype(np.float64).tobytes(), inv_freq.astype(np.float64).tobytes())
+    key = (positions.astype(np.float64, copy=False).tobytes(), inv_freq.astype(np.float64, copy=False).tobytes())
     table = _KEPT.get(key)
     if table is not None:
         for start in range(0, length, block_rows):
@@ -450,12 +450,11 @@ def _rotate_many(
 
     Returns the rotated arrays and, with ``measure``, the sum of the squares of each one's entries (NaN if it holds a
     NaN, inf if it holds an inf or the sum overflows), read while each block is in cache (without ``measure``, an
-    empty list). ``scales`` multiplies each whole
-    result (default 1), the dimensions that do not turn included. ``pairs_adjacent``: return each rotated pair in two
-    adjacent columns, :math:`(x'_1, x'_2)` at (2i, 2i + 1), whatever the pairing (the columns beyond the rotated pairs
-    stay where they are). A caller that only takes dot products between the results (:func:`rope_scores`) gets the
-    same sums in another order, and "half" skips a copy: the pairs are written straight into the output as complex
-    numbers and turned there.
+    empty list). ``scales`` multiplies each whole result (default 1), the dimensions that do not turn included.
+    ``pairs_adjacent``: return each rotated pair in two adjacent columns, :math:`(x'_1, x'_2)` at (2i, 2i + 1),
+    whatever the pairing (the columns beyond the rotated pairs stay where they are). A caller that only takes dot
+    products between the results (:func:`rope_scores`) gets the same sums in another order, and "half" skips a copy:
+    the pairs are written straight into the output as complex numbers and turned there.
     """
     for x in xs:
         _check_rows(x, positions, inv_freq)
