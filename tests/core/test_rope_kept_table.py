@@ -38,7 +38,7 @@ def test_a_kept_table_rotates_bit_for_bit_as_one_made_block_by_block(
         _never_kept(patch)
         made = (pc.rope_scores(q, k, inv_freq, **kwargs), pc.apply_rope(q, positions, inv_freq, pairing=pairing))
     rotation._KEPT.clear()
-    for _ in range(3):  # asked once (not kept), again (kept as it is made), then read from the kept table
+    for _ in range(3):  # its first call is not kept, the next keeps the table as it is made, the rest read it
         kept = (pc.rope_scores(q, k, inv_freq, **kwargs), pc.apply_rope(q, positions, inv_freq, pairing=pairing))
         for a, b in zip(kept, made, strict=True):
             np.testing.assert_array_equal(a, b)
