@@ -94,6 +94,28 @@ _ESCAPES = (
     ("\u2029".encode(), b"\\u2029"),
 )
 _ORJSON = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+#: How many candidates :func:`contains` checks one by one before it hands the rest to ``in``.
+_PROBES = 64
+
+
+def contains(data: bytes, needle: bytes) -> bool:
+    r"""``needle in data``, fast where ``needle``'s first byte is rare in ``data``.
+
+    CPython finds a byte with ``memchr``, but a longer needle with a loop over every byte: 0.56 ms for a line
+    separator (3 bytes in UTF-8) in a heatmap's 633 KB, twice a figure, where finding "<" took 0.01 ms. A separator
+    starts with 0xE2, which a figure's JSON holds only in some punctuation of its text ("…", "−", "“"): each is found
+    with ``memchr`` and checked in place, and past :data:`_PROBES` of them the rest of ``data`` goes to ``in`` as
+    before.
+    """
+    first, start = needle[:1], 0
+    for _ in range(_PROBES):
+        start = data.find(first, start)
+        if start < 0:
+            return False
+        if data.startswith(needle, start):
+            return True
+        start += 1
+    return needle in data[start:]
 
 
 def encode(spec: dict) -> bytes:
@@ -107,7 +129,7 @@ def encode(spec: dict) -> bytes:
     # counts a figure by its length would hold ten times its budget, so the bytes are copied to their own size.
     out = bytes(memoryview(orjson.dumps(spec, option=_ORJSON)))
     for raw, escaped in _ESCAPES:
-        if raw in out:
+        if contains(out, raw):
             out = out.replace(raw, escaped)
     return out
 

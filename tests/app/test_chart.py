@@ -13,7 +13,7 @@ import streamlit as st
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 
-from posenc_ui.figures.built import figure_json
+from posenc_ui.figures.built import _PROBES, contains, figure_json
 from posenc_ui.frame.chart import LEAN_BUNDLE, LEAN_TRACES, NAME, plotly_module
 from posenc_ui.i18n import t
 from posenc_ui.lessons import VIEWS
@@ -110,6 +110,28 @@ def test_a_chart_sends_plotlys_json_value_without_escaped_slashes(text: str) -> 
     assert sent.count(b"\\u002f") == text.count("\\u002f")  # none but a backslash of the title's own, then "u002f"
     assert b"<" not in sent and b">" not in sent and "\u2028".encode() not in sent and "\u2029".encode() not in sent
     assert len(sent) < 0.8 * len(plotly_json)  # the heatmap's base64 had a quarter of its bytes in escapes
+
+
+#: Bytes that make near misses of a line separator (E2 80 A8 / A9 in UTF-8): its first byte alone, its first two, and
+#: "…" (E2 80 A6), as a figure's text has them.
+NEAR_SEPARATOR = [b"\xe2", b"\x80", b"\xa8", b"\xa9", b"\xe2\x80", b"a", *(c.encode() for c in "…\u2028\u2029")]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    hst.lists(hst.sampled_from(NEAR_SEPARATOR), max_size=3 * _PROBES).map(b"".join),
+    hst.sampled_from(["\u2028".encode(), "\u2029".encode(), b"<", b"\xe2\x80", b"a\xe2"]),
+)
+def test_the_quick_search_finds_what_in_finds(data: bytes, needle: bytes) -> None:
+    r"""``contains`` answers as ``needle in data`` does (the oracle), also past its first probes of decoys."""
+    assert contains(data, needle) == (needle in data)
+
+
+def test_the_quick_search_finds_a_separator_behind_many_decoys() -> None:
+    decoys = "…".encode() * (2 * _PROBES)
+    assert contains(decoys + "\u2028".encode(), "\u2028".encode())  # past the probes: the rest goes to ``in``
+    assert not contains(decoys, "\u2028".encode())
+    assert contains(b"x" * 1000 + "\u2029".encode(), "\u2029".encode())
 
 
 def test_no_figure_of_any_page_is_written_by_plotlys_json_writer(monkeypatch: pytest.MonkeyPatch) -> None:
