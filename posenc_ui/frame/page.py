@@ -23,7 +23,16 @@ from ..turns import TURNS
 from .chart import plotly_chart
 from .navigation import next_link, share_box
 from .panels import explain_panel, export_panel, plain_title, render_checks
-from .widgets import draw_text_box, draw_widget, following_label, option_label, remember, widget_key, write_url
+from .widgets import (
+    draw_text_box,
+    draw_widget,
+    following_label,
+    option_label,
+    remember,
+    seed,
+    widget_key,
+    write_url,
+)
 
 SECTIONS = "_posenc_sections"  # the last full run's section map (Page.section_map): what each section may rerun alone
 LAST_GOOD = "_posenc_last_good"  # {(page_id, figure): go.Figure} of the current page: shown when the core refuses
@@ -316,6 +325,9 @@ class Page:
             if alone:
                 if not self.runs_alone(name):
                     st.rerun(scope="app")
+                # As a full run does (open_page): Streamlit drops the state of a widget that a section's rerun no
+                # longer draws (the lab's lag once another task is chosen), and the next rerun would find no value.
+                seed(self.view, self.lang)
                 self._values = None  # a widget of the section has moved
             if again:  # forget what this section read and showed last time: it is about to do it again
                 self._read[name] = set()
