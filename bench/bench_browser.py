@@ -127,7 +127,8 @@ IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-con
 
 
 def settle(page: Page, quiet_ms: float, timeout_ms: float = 30_000) -> dict:
-    r"""Wait until the script has run and neither a message nor a chart change came for ``quiet_ms``."""
+    r"""Wait until the script has run and neither a message, a chart's change nor one in the window came for
+    ``quiet_ms``."""
     page.wait_for_selector(IDLE, timeout=timeout_ms)
     page.wait_for_function(
         f"() => performance.now() - Math.max(__probe.frame, __probe.plot, __probe.view, __probe.key) > {quiet_ms}",
