@@ -157,6 +157,17 @@ def test_browser_bench_times_a_slider_move(tmp_path, app_url: str) -> None:
     assert all(s["median_ms"] > 0 and s["kb_per_move"] > 0 for s in first["sliders"].values())
 
 
+def install_bench_probes(page: Page) -> None:
+    r"""``bench/bench_browser.py``'s probes on the page already there, and what is in its window marked."""
+    import sys
+
+    sys.path.insert(0, str(catalog.ROOT / "bench"))
+    from bench_browser import MARK_IN_VIEW, PROBES
+
+    page.evaluate(PROBES)
+    page.evaluate(MARK_IN_VIEW)
+
+
 #: A move as Streamlit's own ``st.plotly_chart`` makes it (the bare page's chart): the old plot's element leaves the
 #: page and is emptied (its teardown), then a new element is drawn in its place.
 REPLACE_CHART = """async () => {
@@ -184,17 +195,11 @@ def test_browser_bench_times_a_replaced_chart_to_its_new_plot(page: Page) -> Non
     element's "in view" mark and missed the new one's, so on some moves of the bare page (the floor of every ratio)
     it stopped the clock at the teardown: ~40 ms instead of ~150 ms in Chromium on the 2-core machine.
     """
-    import sys
-
-    sys.path.insert(0, str(catalog.ROOT / "bench"))
-    from bench_browser import MARK_IN_VIEW, PROBES
-
     page.set_viewport_size({"width": 800, "height": 600})
     page.set_content(
         '<div><div data-testid="stPlotlyChart" style="height: 300px"><svg class="main-svg"></svg></div></div>'
     )
-    page.evaluate(PROBES)
-    page.evaluate(MARK_IN_VIEW)
+    install_bench_probes(page)
     times = page.evaluate(REPLACE_CHART)
     probe = page.evaluate("() => ({...__probe})")
     assert times["teardown"] < probe["viewPlot"] == probe["view"] == probe["plot"] <= times["drawn"]
@@ -213,18 +218,12 @@ TEXT_THEN_CHART_BELOW = """async () => {
 
 def test_browser_bench_times_a_move_to_the_last_change_in_the_window(page: Page) -> None:
     r"""A chart below the fold, redrawn later, does not count as what the reader sees; the text in the window does."""
-    import sys
-
-    sys.path.insert(0, str(catalog.ROOT / "bench"))
-    from bench_browser import MARK_IN_VIEW, PROBES
-
     page.set_viewport_size({"width": 800, "height": 600})
     page.set_content(
         '<div data-testid="stElementContainer"><p>s = 4</p></div>'
         '<div style="height: 2000px"></div><div class="posenc-chart" style="height: 300px"><svg></svg></div>'
     )
-    page.evaluate(PROBES)
-    page.evaluate(MARK_IN_VIEW)
+    install_bench_probes(page)
     times = page.evaluate(TEXT_THEN_CHART_BELOW)
     probe = page.evaluate("() => ({...__probe})")
     assert times["text"] <= probe["view"] < times["chart"] <= probe["plot"]
