@@ -42,7 +42,7 @@ def calls(path: Path):
 
 
 def literal_constants(path: Path) -> set[str]:
-    r"""Module-level names bound exactly once, to a string literal (e.g. ``NARROW_CSS = "<style>…"``)."""
+    r"""Module-level names bound exactly once, to a string literal (e.g. ``PAGE_CSS = "<style>…"``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     bound: dict[str, list[ast.AST]] = {}
     for node in ast.walk(tree):

@@ -27,10 +27,17 @@ from .present import PRESENT, asked_figure, embed_figure, present, presenting, u
 from .process import settle_process
 from .widgets import notice, seed
 
-#: Phones and narrow windows (≤ 640 px): less blank space above the title and a smaller title, so the first figure
-#: starts nearer the top of the first screen; wide tables scroll sideways instead of squeezing their columns to a
-#: few characters; a figure is never wider than the screen.
-NARROW_CSS = """<style>
+#: The app's CSS, on every page. Phones and narrow windows (≤ 640 px): less blank space above the title and a smaller
+#: title, so the first figure starts nearer the top of the first screen; wide tables scroll sideways instead of
+#: squeezing their columns to a few characters; a figure is never wider than the screen. Paragraphs and checks off
+#: screen are not laid out or painted (``content-visibility: auto``; one drawn before keeps its last size while off
+#: screen), so a slider that redraws a whole lesson lays out and paints only the text in the window
+#: (docs/benchmarks.md, "What a student feels"). Not titles, widgets or charts: a title's glyphs reach past its box,
+#: which the paint containment this implies would clip.
+PAGE_CSS = """<style>
+[data-testid="stMain"] :is([data-testid="stMarkdown"], [data-testid="stAlert"]) {
+  content-visibility: auto; contain-intrinsic-size: auto 100px;
+}
 [data-testid="stMarkdownContainer"] table { display: block; overflow-x: auto; max-width: 100%; }
 [data-testid="stMarkdownContainer"] th, [data-testid="stMarkdownContainer"] td { min-width: 4.5em; }
 @media (max-width: 640px) {
@@ -131,7 +138,7 @@ def takeaway(page: Page) -> None:
 
 def header(title: str, lang: str) -> None:
     r"""Title on the left, the language switch on the right (on a phone they stack, switch first visible)."""
-    st.html(NARROW_CSS)
+    st.html(PAGE_CSS)
     left, right = st.columns([5, 1], vertical_alignment="bottom")
     left.title(title, anchor=False)
     with right:
