@@ -33,6 +33,7 @@ _spec = importlib.util.spec_from_file_location("posenc_bench_scaleout", ROOT / "
 scaleout = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = scaleout
 _spec.loader.exec_module(scaleout)
+Session = scaleout.load.Session  # one browser tab over Streamlit's protocol (bench/load_session.py)
 
 HAS_NGINX = find_nginx() is not None
 pytestmark = pytest.mark.skipif(
@@ -42,21 +43,55 @@ pytestmark = pytest.mark.skipif(
 
 def test_two_backends_behind_nginx_lose_one_and_no_session_is_lost() -> None:
     pages = [page.url_path for page in catalog.PAGES][:3]
-    # All on one backend leaves no survivor to check. With 12 tabs that happened once in CI; sixty sets of 12 tabs here
-    # put 2–11 of them on the first backend, a wider spread than a fair coin's (variance 4.1, not 3). With 16 tabs a
-    # fair coin puts all on one side with probability 2 · 2⁻¹⁶ ≈ 0.003 %.
     sessions = 16
     args = argparse.Namespace(
         sessions=sessions, moves=2, think=0.5, kill_after=2.5, deadline=20.0, duration=60.0, pages=pages
     )
     result = scaleout.kill_one(args)
-    # the route cookie spread the class over both backends
+    # the class is spread over both backends (how evenly: the test below)
     assert 0 < result["sessions_on_victim"] < sessions, result["nginx_log_before_kill"]
     assert result["errors_on_survivor"] == 0 and result["reruns_on_survivor_after_kill"] > 0
     assert result["victim_tabs_reconnected"] == result["sessions_on_victim"]
     assert result["victim_tabs_ok_after_reconnect"] == result["sessions_on_victim"]
     assert result["reconnected_onto"] and result["victim"] not in result["reconnected_onto"]
     assert result["passed"]
+
+
+def test_a_tab_goes_to_the_backend_with_fewest_tabs_stays_there_and_moves_when_it_dies() -> None:
+    """nginx's routing, tab by tab. Only a request without a route cookie (a tab's first) goes through the upstream
+    group, whose backends take such requests in turn (round robin): so 2k tabs sit k on each backend, exactly, however
+    they arrive. A tab's cookie names its backend, and its requests go there whatever the counts; once that backend is
+    gone, the tab's next request goes to the live one and the cookie follows."""
+    tabs = []
+    with deployment(2, warm=False) as dep:
+        try:
+            for _ in range(10):
+                tab = Session(dep.url, deadline=30)
+                tab.connect()  # GET / (cookies kept), then the websocket, which stays open
+                tabs.append(tab)
+            where = [tab.upstream for tab in tabs]
+            assert sorted(where.count(f"127.0.0.1:{port}") for port in dep.ports) == [5, 5], where
+            assert all(tab.cookies["posenc_route"] == tab.upstream for tab in tabs)
+
+            # a sixth tab's cookie on the first backend: it stays there though that one now holds more tabs
+            first = f"127.0.0.1:{dep.ports[0]}"
+            again = Session(dep.url, deadline=30)
+            again.cookies["posenc_route"] = first
+            again.connect()
+            tabs.append(again)
+            assert again.upstream == first
+
+            dep.backends[0].kill()
+            dep.backends[0].wait()
+            moved = Session(dep.url, deadline=30)
+            moved.cookies["posenc_route"] = first
+            moved.connect()  # nginx cannot reach the first backend: the tab lands on the second, cookie and all
+            tabs.append(moved)
+            second = f"127.0.0.1:{dep.ports[1]}"
+            assert moved.upstream.split(", ")[-1] == second and moved.cookies["posenc_route"] == second
+        finally:
+            for tab in tabs:
+                tab.close()
 
 
 def test_nginx_sends_plotly_js_compressed_and_still_cached_for_a_year() -> None:

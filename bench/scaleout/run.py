@@ -1,4 +1,4 @@
-r"""Scale-out past one process: K Streamlit backends behind nginx (sticky cookie hash, websockets), on loopback.
+r"""Scale-out past one process: K Streamlit backends behind nginx (tabs dealt in turn, sticky by cookie), on loopback.
 
     python bench/scaleout/run.py [--ks 1,2] [--sessions 40] [--moves 2] [--kill-after 8]
 

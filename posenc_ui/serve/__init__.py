@@ -7,8 +7,9 @@ class moving sliders keeps that core busy. Measured with ``bench/load.py`` (ever
 a second), one process answers about 20-25 students with a p95 near 1 s; past that, reruns queue. So a class of N
 wants about N / 20 processes, each with a core of its own, and a core left for nginx.
 
-nginx (the Debian package) keeps every request of a tab on one process by a route cookie it mints itself
-(:data:`TEMPLATE` says how), passes websockets through and compresses the static files (plotly.js: 4.7 MB → 1.7 MB).
+nginx (the Debian package) sends each tab's first request to the processes in turn, so a class is spread evenly,
+and every later request of the tab to the same process by a route cookie it writes itself
+(:data:`TEMPLATE` says how); it passes websockets through and compresses the static files (plotly.js: 4.7 MB → 1.7 MB).
 Each backend warms the lab up as it starts (:mod:`.backend`), before the class arrives. A backend that dies loses
 only the rerun in flight: its tabs reconnect through nginx onto a live one, and :func:`supervise` starts a new process
 on the dead one's port. The same :func:`deployment` runs in ``bench/scaleout/run.py``, ``bench/load.py --processes``
@@ -160,8 +161,15 @@ def nginx_conf(run: Path, listen: str, ports: list[int]) -> str:
     r"""The nginx configuration: :data:`TEMPLATE` with its temp folder, listening address, backends and link limit
     filled in."""
     servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=10s;" for p in ports)
+    routes = "\n".join(f'        "127.0.0.1:{p}" 127.0.0.1:{p};' for p in ports)
     conf = TEMPLATE.read_text(encoding="utf-8")
-    filled = {"{{RUN}}": str(run), "{{LISTEN}}": listen, "{{SERVERS}}": servers, "{{LINK_KB}}": str(LINK_KB)}
+    filled = {
+        "{{RUN}}": str(run),
+        "{{LISTEN}}": listen,
+        "{{SERVERS}}": servers,
+        "{{ROUTES}}": routes,
+        "{{LINK_KB}}": str(LINK_KB),
+    }
     for placeholder, value in filled.items():
         conf = conf.replace(placeholder, value)
     return conf
