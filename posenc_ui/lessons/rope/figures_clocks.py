@@ -20,7 +20,7 @@ from ...figures.style import (
     GUIDE,
     HIDDEN_AXIS,
     ORANGE,
-    TEMPLATE,
+    TEMPLATE_SPEC,
     figure,
     fit_height,
     legend_below,
@@ -191,7 +191,7 @@ def _clock_canvas(count: int, columns: int) -> dict:
     width = CLOCK_SPACING * (min(count, columns) - 1)
     x_range, y_range = [-1.35, width + 1.35], [-ROW_SPACING * (rows - 1) - 1.3, 2.1]
     return {
-        "template": TEMPLATE,
+        "template": TEMPLATE_SPEC,
         "height": 190 + ROW_HEIGHT * rows,  # a phone draws it shorter: meta.fit
         "meta": fit_height(x_range[1] - x_range[0], y_range[1] - y_range[0]),
         "xaxis": {**HIDDEN_AXIS, "range": x_range},
