@@ -57,7 +57,7 @@ def test_two_backends_behind_nginx_lose_one_and_no_session_is_lost() -> None:
     assert result["passed"]
 
 
-def test_a_tab_goes_to_the_backend_with_fewest_tabs_stays_there_and_moves_when_it_dies() -> None:
+def test_tabs_are_dealt_to_the_backends_in_turn_stay_on_theirs_and_move_when_it_dies() -> None:
     """nginx's routing, tab by tab. Only a request without a route cookie (a tab's first) goes through the upstream
     group, whose backends take such requests in turn (round robin): so 2k tabs sit k on each backend, exactly, however
     they arrive. A tab's cookie names its backend, and its requests go there whatever the counts; once that backend is
@@ -73,7 +73,7 @@ def test_a_tab_goes_to_the_backend_with_fewest_tabs_stays_there_and_moves_when_i
             assert sorted(where.count(f"127.0.0.1:{port}") for port in dep.ports) == [5, 5], where
             assert all(tab.cookies["posenc_route"] == tab.upstream for tab in tabs)
 
-            # a sixth tab's cookie on the first backend: it stays there though that one now holds more tabs
+            # an eleventh tab whose cookie names the first backend goes there, though it then holds six tabs to five
             first = f"127.0.0.1:{dep.ports[0]}"
             again = Session(dep.url, deadline=30)
             again.cookies["posenc_route"] = first
