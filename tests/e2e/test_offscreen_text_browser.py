@@ -21,12 +21,16 @@ def test_text_out_of_the_window_is_skipped_until_it_nears_it(page: Page, app_url
     goto(page, f"{app_url}/RoPE?lang=en", charts=1)
     main = page.locator('[data-testid="stMain"]')
     paragraphs, checks = main.locator('[data-testid="stMarkdown"]'), main.locator('[data-testid="stAlert"]')
-    assert paragraphs.first.evaluate(RENDERED)  # the first paragraph, in the first screen
-    assert checks.first.evaluate(RENDERED)  # the key takeaway itself
+
+    def rendered_soon(element) -> None:  # the browser decides what is near the window at its next rendering update
+        page.wait_for_function(f"(e) => ({RENDERED})(e)", arg=element.element_handle(), timeout=5_000)
+
+    rendered_soon(paragraphs.first)  # the first paragraph, in the first screen
+    rendered_soon(checks.first)  # the key takeaway itself
     last = paragraphs.last  # the sources, at the foot of a long page
     assert not last.evaluate(RENDERED)
     assert not checks.last.evaluate(RENDERED)
     last.scroll_into_view_if_needed()
-    page.wait_for_function(f"(e) => ({RENDERED})(e)", arg=last.element_handle(), timeout=5_000)
+    rendered_soon(last)
     title = main.locator('[data-testid="stHeading"]').first
     assert title.evaluate("(e) => getComputedStyle(e).contentVisibility") == "visible"
