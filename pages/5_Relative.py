@@ -26,9 +26,12 @@ with start(VIEW) as page:
             page.controls("num_buckets", "max_distance")
             page.figure("t5_buckets")
             page.text("t5_read")
-            page.controls("direction", "t5_length")
-            page.figure("t5_matrix")
-            page.check("t5")
+
+            @page.section()  # the matrix's own two choices redraw the matrix alone, not the buckets above
+            def t5_matrix() -> None:
+                page.controls("direction", "t5_length")
+                page.figure("t5_matrix")
+                page.check("t5")
 
         @page.section("h_why")
         def why() -> None:

@@ -38,17 +38,27 @@ with start(VIEW) as page:
     @page.section("h_mrope")
     def mrope() -> None:
         page.text("mrope")
-        page.figure("ids")
-        page.controls("image_rows", "image_cols", "frames")
+
+        @page.section()  # a moved grid size redraws the ids alone, not the three figures below that ignore it
+        def ids() -> None:
+            page.figure("ids")
+            page.controls("image_rows", "image_cols", "frames")
+
         page.text("mrope_axes")
         page.figure("axes")
         page.text("videorope", **page.ask(axis_words, page.lang))
-        page.figure("scores")
-        page.controls("layout", "span")
-        page.check("text")
-        page.text("grid", **page.ask(grid_words, page.lang))
-        page.figure("grid")
-        page.controls("dt", "extent")
+
+        @page.section()  # the layout feeds the scores and the grid below; a moved Δt or extent, the grid alone
+        def layouts() -> None:
+            page.figure("scores")
+            page.controls("layout", "span")
+            page.check("text")
+            page.text("grid", **page.ask(grid_words, page.lang))
+
+            @page.section()
+            def grid() -> None:
+                page.figure("grid")
+                page.controls("dt", "extent")
 
     @page.section("h_mla")
     def mla() -> None:

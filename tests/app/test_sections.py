@@ -35,7 +35,7 @@ LOCAL = {
         "max_length": "lesson",
         "dim": "lesson",
     },
-    "relative": {"num_buckets": "h_t5", "t5_length": "h_t5", "cross_length": "h_why", "key_length": "lesson"},
+    "relative": {"num_buckets": "h_t5", "t5_length": "t5_matrix", "cross_length": "h_why", "key_length": "lesson"},
     "rope": {
         "dim": "lesson",
         "base": "lesson",
@@ -53,6 +53,7 @@ LOCAL = {
     "first": {"bits": "h_binary", "length": "lesson"},
     "why": {"pair": "attention", "dim": "attention"},
     "compare": {"length": "compare"},
+    "today": {"frames": "ids", "layout": "layouts", "span": "layouts", "dt": "grid", "seed": "h_nope"},
 }
 
 
